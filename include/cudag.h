@@ -1,0 +1,481 @@
+/*
+ * cudag.h — build CUDA graphs from a DAG of kernels described in YAML or
+ * through this C API, then instantiate and replay them.
+ *
+ * This is the only public header of libcudag.  Every object is an opaque
+ * handle made by a create function and released by the matching destroy
+ * function; destroy functions accept NULL.  Every function that can fail
+ * returns a status (CUDAG_OK = 0, errors negative) and, when the caller
+ * passes a cudag_error, fills it with the code, a message and the source
+ * position of the problem.  On failure an out-pointer is set to NULL and
+ * nothing is left for the caller to free.
+ *
+ * Threads: distinct handles may be used from distinct threads at once.  One
+ * handle must not be used from two threads at the same time, except that a
+ * cudag_graph may be read (checked, printed, instantiated) by several
+ * threads while no thread modifies it.  See docs/api.md.
+ */
+#ifndef CUDAG_H
+#define CUDAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CUDAG_BUILDING) && defined(__GNUC__)
+#define CUDAG_API __attribute__((visibility("default")))
+#else
+#define CUDAG_API
+#endif
+
+#define CUDAG_VERSION_MAJOR 0
+#define CUDAG_VERSION_MINOR 1
+#define CUDAG_VERSION_PATCH 0
+
+/* The language version this library reads (the `cudag:` key of a file). */
+#define CUDAG_FORMAT_VERSION 1
+
+/*
+ * Status codes.  One list feeds the enum and cudag_strerror(), so the two
+ * cannot drift apart.
+ */
+#define CUDAG_STATUS_MAP(X)                                                   \
+    X(OK, 0, "success")                                                       \
+    X(EINVAL, -1, "invalid argument")                                         \
+    X(ENOMEM, -2, "out of memory")                                            \
+    X(EIO, -3, "cannot read file")                                            \
+    X(ESYNTAX, -4, "YAML syntax error")                                       \
+    X(EKEY, -5, "unexpected key or value")                                    \
+    X(EUNKNOWN, -6, "unknown name")                                           \
+    X(EDUP, -7, "duplicate name")                                             \
+    X(ETYPE, -8, "type mismatch")                                             \
+    X(EEXPR, -9, "bad expression")                                            \
+    X(EOVERFLOW, -10, "integer overflow")                                     \
+    X(ECYCLE, -11, "dependency cycle")                                        \
+    X(ELIMIT, -12, "limit exceeded")                                          \
+    X(ERANGE, -13, "value out of range")                                      \
+    X(EEDGE, -14, "invalid edge")                                             \
+    X(EARGS, -15, "kernel argument mismatch")                                 \
+    X(EINCLUDE, -16, "include error")                                         \
+    X(ECHECK, -17, "graph has errors")                                        \
+    X(ENODRIVER, -18, "no CUDA driver found")                                 \
+    X(ECUDA, -19, "CUDA driver error")                                        \
+    X(ENOTSUP, -20, "not supported")                                          \
+    X(ESTATE, -21, "operation not valid in this state")                       \
+    X(EPDL, -22, "programmatic edge not safe on this device")
+
+typedef enum cudag_status {
+#define CUDAG__ENUM(name, value, text) CUDAG_##name = value,
+    CUDAG_STATUS_MAP(CUDAG__ENUM)
+#undef CUDAG__ENUM
+} cudag_status;
+
+/* Returns a static, never-NULL description of a status code. */
+CUDAG_API const char *cudag_strerror(int code);
+
+/* Returns the status code's name ("CUDAG_EUNKNOWN"), static, never NULL. */
+CUDAG_API const char *cudag_status_name(int code);
+
+/* Returns "MAJOR.MINOR.PATCH" of the library actually linked; static. */
+CUDAG_API const char *cudag_version_string(void);
+
+typedef enum cudag_severity {
+    CUDAG_SEV_ERROR = 0,
+    CUDAG_SEV_WARNING = 1,
+    CUDAG_SEV_NOTE = 2
+} cudag_severity;
+
+/*
+ * One diagnostic.  Lines and columns are 1-based; 0 means "no position"
+ * (an error that does not come from a file, such as a failed allocation).
+ * The struct owns its strings (fixed arrays), so it may be copied freely and
+ * outlives the call that filled it.  Print it as
+ *     file:line:column: error: message
+ * (cudag_error_format() does exactly that).
+ */
+typedef struct cudag_error {
+    int code;               /* a cudag_status */
+    int severity;           /* a cudag_severity */
+    int line;
+    int column;
+    int count;              /* errors reported by the call that filled it */
+    int cuda_result;        /* CUresult of a failed driver call, else 0 */
+    char file[512];
+    char message[1024];
+} cudag_error;
+
+/*
+ * Writes "file:line:col: error: message" (fields left out where missing)
+ * into buf, truncating to size.  Returns the length it would have needed,
+ * like snprintf.
+ */
+CUDAG_API int cudag_error_format(const cudag_error *e, char *buf, size_t size);
+
+/*
+ * Receives every diagnostic as it is found: errors, warnings and notes.  The
+ * pointer is valid only during the call.
+ */
+typedef void (*cudag_diag_fn)(void *user, const cudag_error *diag);
+
+/* Flags for cudag_options.flags and cudag_exec_options.flags. */
+enum {
+    CUDAG_NO_PDL = 1u << 0,     /* build programmatic/launch-order edges as full edges */
+    CUDAG_STRICT = 1u << 1,     /* unsafe programmatic edges are errors, not warnings */
+    CUDAG_WERROR = 1u << 2,     /* every warning counts as an error */
+    CUDAG_NVTX = 1u << 3,       /* emit NVTX ranges around library stages */
+    CUDAG_NO_CHECK = 1u << 4    /* load only; the caller calls cudag_check() */
+};
+
+/*
+ * Options for loading and checking.  Zero-initialise, set .size to
+ * sizeof(cudag_options) (so later versions can grow the struct), then set
+ * what you need.  A NULL options pointer means all defaults.
+ */
+typedef struct cudag_options {
+    size_t size;
+    /* NULL-terminated "NAME=VALUE" strings; override the file's vars. */
+    const char *const *defines;
+    /* NULL-terminated directories searched for includes after the
+     * including file's own directory. */
+    const char *const *include_dirs;
+    cudag_diag_fn diag;
+    void *diag_user;
+    unsigned max_errors;        /* stop after this many errors; 0 = 50 */
+    unsigned flags;
+} cudag_options;
+
+/* ------------------------------------------------------------------ */
+/* Types                                                               */
+
+typedef enum cudag_type {
+    CUDAG_TYPE_NONE = 0,
+    CUDAG_TYPE_I8, CUDAG_TYPE_U8, CUDAG_TYPE_I16, CUDAG_TYPE_U16,
+    CUDAG_TYPE_I32, CUDAG_TYPE_U32, CUDAG_TYPE_I64, CUDAG_TYPE_U64,
+    CUDAG_TYPE_F16, CUDAG_TYPE_BF16, CUDAG_TYPE_F32, CUDAG_TYPE_F64,
+    CUDAG_TYPE_PTR,             /* kernel parameters only: a device pointer */
+    CUDAG_TYPE_COUNT_
+} cudag_type;
+
+/* "i32", "bf16", "ptr", …; NULL for an invalid value. */
+CUDAG_API const char *cudag_type_name(cudag_type t);
+/* Size in bytes (8 for a pointer); 0 for an invalid value. */
+CUDAG_API size_t cudag_type_size(cudag_type t);
+
+typedef enum cudag_edge_kind {
+    CUDAG_EDGE_FULL = 0,          /* downstream starts after upstream completes */
+    CUDAG_EDGE_PROGRAMMATIC = 1,  /* PDL: downstream may start at upstream's trigger */
+    CUDAG_EDGE_LAUNCH_ORDER = 2   /* downstream may start once upstream has started */
+} cudag_edge_kind;
+
+/* "full", "programmatic", "launch_order"; NULL for an invalid value. */
+CUDAG_API const char *cudag_edge_kind_name(cudag_edge_kind k);
+
+typedef enum cudag_node_kind {
+    CUDAG_NODE_KERNEL = 0,
+    CUDAG_NODE_MEMSET = 1,
+    CUDAG_NODE_MEMCPY = 2
+} cudag_node_kind;
+
+/* ------------------------------------------------------------------ */
+/* Graphs: loading, building, checking                                 */
+
+typedef struct cudag_graph cudag_graph;
+
+/*
+ * Parses, lowers and checks a YAML graph file.  On success *out owns
+ * everything and is released with cudag_graph_destroy().  On error *out is
+ * NULL, err holds the first error (err->count the number of errors), every
+ * diagnostic went to opts->diag, and nothing is allocated.
+ */
+CUDAG_API int cudag_load_file(const char *path, const cudag_options *opts,
+                              cudag_graph **out, cudag_error *err);
+
+/*
+ * Same as cudag_load_file() for YAML text in memory.  `name` is the file name
+ * used in diagnostics and the directory relative includes and module paths
+ * are resolved from (NULL: "<string>" in the current directory).  The text
+ * is copied; it need not outlive the call.
+ */
+CUDAG_API int cudag_load_string(const char *text, size_t len,
+                                const char *name, const cudag_options *opts,
+                                cudag_graph **out, cudag_error *err);
+
+/* Creates an empty graph to fill with the builder functions below. */
+CUDAG_API int cudag_graph_create(const char *name, cudag_graph **out,
+                                 cudag_error *err);
+
+/* Frees the graph and everything it owns.  Accepts NULL.  Every cudag_exec
+ * made from the graph must be destroyed first. */
+CUDAG_API void cudag_graph_destroy(cudag_graph *g);
+
+/*
+ * Builder.  Each call validates what it can on its own (names, sizes,
+ * known referents) and leaves the graph unchanged on error.  Checks that
+ * need the whole graph (cycles, arguments against signatures, limits) run in
+ * cudag_check().  Strings are copied.
+ */
+CUDAG_API int cudag_add_var(cudag_graph *g, const char *name, int64_t value,
+                            cudag_error *err);
+
+/* A kernel binary (fatbin, cubin or PTX); the path is used as given. */
+CUDAG_API int cudag_add_module(cudag_graph *g, const char *name,
+                               const char *path, cudag_error *err);
+
+typedef struct cudag_param {
+    const char *name;           /* may be NULL: "p0", "p1", … */
+    cudag_type type;
+} cudag_param;
+
+/* A kernel signature.  `symbol` NULL means the same as `name`.  `pdl` says the
+ * loaded code waits with griddepcontrol.wait before reading upstream data. */
+CUDAG_API int cudag_add_signature(cudag_graph *g, const char *name,
+                                  const char *module, const char *symbol,
+                                  const cudag_param *params, size_t nparams,
+                                  int pdl, cudag_error *err);
+
+typedef enum cudag_init_kind {
+    CUDAG_INIT_NONE = 0,        /* contents undefined (poisoned by `cudag run`) */
+    CUDAG_INIT_ZERO,
+    CUDAG_INIT_CONST,           /* every element = value */
+    CUDAG_INIT_IOTA,            /* element i = i (converted to the type) */
+    CUDAG_INIT_RANDOM           /* uniform in [lo, hi), seeded */
+} cudag_init_kind;
+
+typedef struct cudag_init {
+    cudag_init_kind kind;
+    double value;               /* CONST */
+    double lo, hi;              /* RANDOM; both 0 means [-1, 1) */
+    uint64_t seed;              /* RANDOM */
+} cudag_init;
+
+CUDAG_API int cudag_add_buffer(cudag_graph *g, const char *name,
+                               cudag_type type, uint64_t count,
+                               const cudag_init *init, cudag_error *err);
+
+typedef enum cudag_arg_kind {
+    CUDAG_ARG_BUFFER = 0,       /* device pointer: buffer + offset elements */
+    CUDAG_ARG_INT = 1,
+    CUDAG_ARG_FLOAT = 2,
+    CUDAG_ARG_NULL = 3          /* a null device pointer */
+} cudag_arg_kind;
+
+typedef struct cudag_arg {
+    cudag_arg_kind kind;
+    const char *buffer;         /* BUFFER */
+    uint64_t offset;            /* BUFFER, in elements of the buffer's type */
+    int64_t i;                  /* INT (unsigned params take the bits) */
+    double f;                   /* FLOAT */
+} cudag_arg;
+
+static inline cudag_arg cudag_arg_buffer(const char *buffer, uint64_t offset)
+{
+    cudag_arg a = {CUDAG_ARG_BUFFER, buffer, offset, 0, 0.0};
+    return a;
+}
+static inline cudag_arg cudag_arg_int(int64_t v)
+{
+    cudag_arg a = {CUDAG_ARG_INT, NULL, 0, v, 0.0};
+    return a;
+}
+static inline cudag_arg cudag_arg_float(double v)
+{
+    cudag_arg a = {CUDAG_ARG_FLOAT, NULL, 0, 0, v};
+    return a;
+}
+
+typedef struct cudag_dim3 { uint32_t x, y, z; } cudag_dim3;
+
+CUDAG_API int cudag_add_kernel(cudag_graph *g, const char *name,
+                               const char *signature, cudag_dim3 grid,
+                               cudag_dim3 block, uint32_t shared_bytes,
+                               const cudag_arg *args, size_t nargs,
+                               cudag_error *err);
+
+/* Sets `count` elements of `buffer` from `offset` to `value` (converted to
+ * the buffer's type) before each replay reaches this node. */
+CUDAG_API int cudag_add_memset(cudag_graph *g, const char *name,
+                               const char *buffer, uint64_t offset,
+                               uint64_t count, double value, cudag_error *err);
+
+/* Copies `count` elements; both buffers must have the same element size. */
+CUDAG_API int cudag_add_memcpy(cudag_graph *g, const char *name,
+                               const char *dst, uint64_t dst_offset,
+                               const char *src, uint64_t src_offset,
+                               uint64_t count, cudag_error *err);
+
+CUDAG_API int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
+                             cudag_edge_kind kind, cudag_error *err);
+
+/*
+ * Runs every check on the whole graph (names, cycles, edges, arguments,
+ * limits) and reports each problem to opts->diag.  Returns CUDAG_OK, or the
+ * first error's code with err holding it and the count.  A graph that
+ * passed stays valid until it is modified.  Loading a file checks it already
+ * (unless CUDAG_NO_CHECK).
+ */
+CUDAG_API int cudag_check(cudag_graph *g, const cudag_options *opts,
+                          cudag_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Introspection (valid on any graph; indices are 0 … count-1)         */
+
+CUDAG_API size_t cudag_graph_node_count(const cudag_graph *g);
+CUDAG_API size_t cudag_graph_edge_count(const cudag_graph *g);
+CUDAG_API size_t cudag_graph_buffer_count(const cudag_graph *g);
+CUDAG_API const char *cudag_graph_name(const cudag_graph *g);
+/* Returned strings live as long as the graph. */
+CUDAG_API const char *cudag_graph_node_name(const cudag_graph *g, size_t i);
+CUDAG_API cudag_node_kind cudag_graph_node_kind(const cudag_graph *g, size_t i);
+CUDAG_API const char *cudag_graph_buffer_name(const cudag_graph *g, size_t i);
+/* Finds a node by its full name ("layer[3].norm"); -1 if there is none. */
+CUDAG_API long cudag_graph_find_node(const cudag_graph *g, const char *name);
+/* Edge i's ends (node indices) and kind; CUDAG_EINVAL when i is out of range. */
+CUDAG_API int cudag_graph_edge(const cudag_graph *g, size_t i, size_t *from,
+                               size_t *to, cudag_edge_kind *kind);
+
+/* Flags for cudag_dot(). */
+enum {
+    CUDAG_DOT_NO_CRITICAL = 1u << 0,    /* do not highlight the critical path */
+    CUDAG_DOT_NO_CLUSTERS = 1u << 1     /* do not group repeated nodes */
+};
+
+/*
+ * Writes the checked graph in Graphviz DOT into a new NUL-terminated string
+ * (*text, freed with cudag_free()).  Returns CUDAG_ESTATE if the graph has
+ * not passed cudag_check().
+ */
+CUDAG_API int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
+                        cudag_error *err);
+
+/* The shape of a checked graph, as `cudag plan` prints it. */
+typedef struct cudag_plan_info {
+    size_t nodes;
+    size_t kernel_nodes, memset_nodes, memcpy_nodes;
+    size_t edges[3];            /* by cudag_edge_kind */
+    size_t depth;               /* nodes on the longest path */
+    size_t width;               /* most nodes on one level of the ASAP schedule */
+    uint64_t buffer_bytes;      /* total size of every declared buffer */
+} cudag_plan_info;
+
+/*
+ * Fills *info and, if text is not NULL, writes a human-readable plan (summary
+ * and the level-by-level topological schedule) into a new string freed with
+ * cudag_free().  CUDAG_ESTATE if the graph has not passed cudag_check().
+ */
+CUDAG_API int cudag_plan(const cudag_graph *g, cudag_plan_info *info,
+                         char **text, cudag_error *err);
+
+/* Frees memory the library handed out (cudag_dot, cudag_plan text). */
+CUDAG_API void cudag_free(void *p);
+
+/* ------------------------------------------------------------------ */
+/* GPU: instantiate and replay                                         */
+
+typedef struct cudag_exec cudag_exec;
+
+/*
+ * Options for instantiation.  Zero-initialise and set .size.  context and
+ * stream are a CUcontext and a CUstream passed as void*, so this header does
+ * not need cuda.h; NULL means the device's primary context and a stream the
+ * exec creates and owns.
+ */
+typedef struct cudag_exec_options {
+    size_t size;
+    int device;                 /* ordinal, used when context is NULL */
+    void *context;              /* CUcontext, borrowed */
+    void *stream;               /* CUstream, borrowed */
+    unsigned flags;             /* CUDAG_NO_PDL, CUDAG_STRICT, CUDAG_NVTX */
+    cudag_diag_fn diag;         /* warnings (downgraded edges, …) */
+    void *diag_user;
+    const char *const *include_dirs; /* unused here; reserved */
+} cudag_exec_options;
+
+/*
+ * Loads the driver and the graph's modules, allocates and initialises its
+ * buffers (except those bound with cudag_bind_buffer), builds the CUDA graph
+ * and instantiates it.  The graph must have passed cudag_check() and must
+ * outlive the exec; the exec does not modify it.  On error *out is NULL and
+ * every resource acquired so far is released.  Without a driver this returns
+ * CUDAG_ENODRIVER with "no CUDA driver found (libcuda.so.1): …".
+ */
+CUDAG_API int cudag_instantiate(const cudag_graph *g,
+                                const cudag_exec_options *opts,
+                                cudag_exec **out, cudag_error *err);
+
+/* Synchronises its stream, then releases everything the exec owns.  Accepts
+ * NULL.  Bound buffers, a borrowed context and a borrowed stream stay. */
+CUDAG_API void cudag_exec_destroy(cudag_exec *x);
+
+/*
+ * Binds the host program's device memory (a CUdeviceptr) to a buffer before
+ * instantiation; the exec will neither allocate, initialise nor free it.
+ * The memory must hold the buffer's size in bytes.
+ */
+CUDAG_API int cudag_bind_buffer(cudag_graph *g, const char *buffer,
+                                uint64_t devptr, cudag_error *err);
+
+/* Launches the instantiated graph `times` times on the exec's stream. */
+CUDAG_API int cudag_exec_launch(cudag_exec *x, unsigned times,
+                                cudag_error *err);
+
+/* Waits for every launch so far; reports asynchronous kernel faults. */
+CUDAG_API int cudag_exec_sync(cudag_exec *x, cudag_error *err);
+
+/* The CUstream the exec launches on (as void*). */
+CUDAG_API void *cudag_exec_stream(const cudag_exec *x);
+
+/* A buffer's device pointer and size in bytes. */
+CUDAG_API int cudag_exec_buffer(const cudag_exec *x, const char *buffer,
+                                uint64_t *devptr, uint64_t *bytes,
+                                cudag_error *err);
+
+/* Synchronous copies between host memory and a whole buffer; `bytes` must
+ * equal the buffer's size. */
+CUDAG_API int cudag_exec_read(cudag_exec *x, const char *buffer, void *host,
+                              size_t bytes, cudag_error *err);
+CUDAG_API int cudag_exec_write(cudag_exec *x, const char *buffer,
+                               const void *host, size_t bytes,
+                               cudag_error *err);
+
+/*
+ * Changes argument `index` of kernel node `node` in the instantiated graph
+ * (cuGraphExecKernelNodeSetParams); later launches use it.  The argument
+ * must fit the signature.  No re-instantiation.
+ */
+CUDAG_API int cudag_exec_set_arg(cudag_exec *x, const char *node,
+                                 unsigned index, const cudag_arg *arg,
+                                 cudag_error *err);
+
+/* Points every node that uses `buffer` at new device memory (a CUdeviceptr of
+ * at least the buffer's size).  No re-instantiation. */
+CUDAG_API int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
+                                       uint64_t devptr, cudag_error *err);
+
+/*
+ * Gives variable `name` a new value for a graph loaded from YAML: lowers the
+ * file again, and updates the instantiated graph in place with
+ * cuGraphExecUpdate.  Changes that alter the topology, a kernel, or a buffer's
+ * size fail with the reason and the node; the exec is then unchanged.
+ */
+CUDAG_API int cudag_exec_set_var(cudag_exec *x, const char *name,
+                                 int64_t value, cudag_error *err);
+
+/* Host-side time of each stage of cudag_instantiate, in nanoseconds. */
+typedef struct cudag_exec_stats {
+    uint64_t driver_ns;         /* driver load, device and context */
+    uint64_t load_ns;           /* modules and functions */
+    uint64_t alloc_ns;          /* buffer allocation and initialisation */
+    uint64_t build_ns;          /* cuGraphCreate … cuGraphAddDependencies */
+    uint64_t instantiate_ns;    /* cuGraphInstantiateWithParams + upload */
+    unsigned downgraded_edges;  /* programmatic edges built as full edges */
+} cudag_exec_stats;
+
+CUDAG_API int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CUDAG_H */

@@ -1,0 +1,3 @@
+/* build.c — placeholder until the stage lands. */
+#include "ir.h"
+#include "lower.h"

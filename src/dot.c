@@ -1,0 +1,3 @@
+/* dot.c — placeholder until the stage lands. */
+#include "ir.h"
+#include "lower.h"

@@ -1,0 +1,3 @@
+/* exec.c — placeholder until the stage lands. */
+#include "ir.h"
+#include "lower.h"

@@ -1,0 +1,3 @@
+/* expr.c — placeholder until the stage lands. */
+#include "ir.h"
+#include "lower.h"

@@ -1,0 +1,617 @@
+/* graph.c — the IR container: creating and freeing graphs, adding objects
+ * (shared by the YAML front end and the C builder API), lookups, and the
+ * introspection functions of the public API. */
+#include "ir.h"
+#include "lower.h"
+
+#include <math.h>
+#include <string.h>
+
+cudag_graph *cudag__graph_new(const char *name)
+{
+    cudag_graph *g = cudag__calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->name = cudag__arena_strdup(&g->arena, name ? name : "graph");
+    if (!g->name) {
+        cudag__free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void topo_free(cudag__topo *t)
+{
+    cudag__free(t->order);
+    cudag__free(t->level);
+    cudag__free(t->out_start);
+    cudag__free(t->out_edge);
+    cudag__free(t->in_start);
+    cudag__free(t->in_edge);
+    memset(t, 0, sizeof *t);
+}
+
+void cudag__graph_touch(cudag_graph *g)
+{
+    g->checked = false;
+    topo_free(&g->topo);
+}
+
+void cudag_graph_destroy(cudag_graph *g)
+{
+    if (!g)
+        return;
+    topo_free(&g->topo);
+    cudag__source_free(g->source);
+    cudag__free(g->vars);
+    cudag__free(g->modules);
+    cudag__free(g->sigs);
+    cudag__free(g->buffers);
+    cudag__free(g->nodes);
+    cudag__free(g->edges);
+    cudag__free(g->groups);
+    cudag__map_free(&g->var_map);
+    cudag__map_free(&g->module_map);
+    cudag__map_free(&g->sig_map);
+    cudag__map_free(&g->buffer_map);
+    cudag__map_free(&g->node_map);
+    cudag__arena_free(&g->arena);
+    cudag__free(g);
+}
+
+int cudag_graph_create(const char *name, cudag_graph **out, cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!out)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_graph_create: out is NULL");
+    *out = NULL;
+    if (name && !cudag__is_ident(name, strlen(name)))
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "graph name '%s' is not a valid name", name);
+    cudag_graph *g = cudag__graph_new(name);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "out of memory creating a graph");
+    *out = g;
+    return CUDAG_OK;
+}
+
+/* ---- adding objects ----------------------------------------------------- */
+
+/* The one shape of every add: refuse a duplicate name, intern the name, push
+ * the element, register it.  On any failure the graph is unchanged (a pushed
+ * element is popped; an interned name is harmless arena garbage). */
+static int add_named(cudag_graph *g, void **data, uint32_t *len, uint32_t *cap,
+                     size_t elem, uint32_t limit, cudag__map *map,
+                     const char *what, const char *name, cudag__pos pos,
+                     size_t name_off, size_t pos_off, void **out,
+                     cudag_error *err)
+{
+    uint32_t prev;
+    if (cudag__map_get(map, name, &prev)) {
+        const cudag__pos *pp =
+            (const cudag__pos *)((const char *)*data + (size_t)prev * elem +
+                                 pos_off);
+        if (pp->file && pp->line)
+            return cudag__fail_at(err, CUDAG_EDUP, pos,
+                                  "duplicate %s '%s' (first defined at %s:%u:%u)",
+                                  what, name, pp->file, pp->line, pp->col);
+        return cudag__fail_at(err, CUDAG_EDUP, pos, "duplicate %s '%s'", what,
+                              name);
+    }
+    if (*len >= limit)
+        return cudag__fail_at(err, CUDAG_ELIMIT, pos,
+                              "too many %ss (the limit is %u)", what, limit);
+    const char *copy = cudag__arena_strdup(&g->arena, name);
+    if (!copy)
+        return cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    void *e = cudag__vec_push(data, len, cap, elem);
+    if (!e)
+        return cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    if (cudag__map_put(map, copy, *len - 1) != CUDAG_OK) {
+        (*len)--;
+        return cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    }
+    *(const char **)((char *)e + name_off) = copy;
+    *(cudag__pos *)((char *)e + pos_off) = pos;
+    cudag__graph_touch(g);
+    if (out)
+        *out = e;
+    return CUDAG_OK;
+}
+
+#define ADD_NAMED(g, arr, n, c, lim, map, what, T, name, pos, out, err)        \
+    add_named(g, (void **)&(g)->arr, &(g)->n, &(g)->c, sizeof(T), lim,         \
+              &(g)->map, what, name, pos, offsetof(T, name),                   \
+              offsetof(T, pos), (void **)(out), err)
+
+int cudag__add_var(cudag_graph *g, const char *name, cudag__pos pos,
+                   cudag__var **out, cudag_error *err)
+{
+    uint32_t b;
+    if (cudag__map_get(&g->buffer_map, name, &b))
+        return cudag__fail_at(err, CUDAG_EDUP, pos,
+                              "variable '%s' has the name of a buffer", name);
+    return ADD_NAMED(g, vars, nvars, cvars, CUDAG__MAX_VARS, var_map,
+                     "variable", cudag__var, name, pos, out, err);
+}
+
+int cudag__add_module(cudag_graph *g, const char *name, cudag__pos pos,
+                      cudag__module **out, cudag_error *err)
+{
+    return ADD_NAMED(g, modules, nmodules, cmodules, 4096, module_map,
+                     "module", cudag__module, name, pos, out, err);
+}
+
+int cudag__add_sig(cudag_graph *g, const char *name, cudag__pos pos,
+                   cudag__sig **out, cudag_error *err)
+{
+    return ADD_NAMED(g, sigs, nsigs, csigs, 65536, sig_map, "kernel",
+                     cudag__sig, name, pos, out, err);
+}
+
+int cudag__add_buffer(cudag_graph *g, const char *name, cudag__pos pos,
+                      cudag__buffer **out, cudag_error *err)
+{
+    uint32_t v;
+    if (cudag__map_get(&g->var_map, name, &v))
+        return cudag__fail_at(err, CUDAG_EDUP, pos,
+                              "buffer '%s' has the name of a variable", name);
+    return ADD_NAMED(g, buffers, nbuffers, cbuffers, CUDAG__MAX_BUFFERS,
+                     buffer_map, "buffer", cudag__buffer, name, pos, out, err);
+}
+
+int cudag__add_node(cudag_graph *g, const char *name, cudag__pos pos,
+                    cudag__node **out, cudag_error *err)
+{
+    int rc = ADD_NAMED(g, nodes, nnodes, cnodes, CUDAG__MAX_NODES, node_map,
+                       "node", cudag__node, name, pos, out, err);
+    if (rc == CUDAG_OK)
+        g->nodes[g->nnodes - 1].group = CUDAG__NONE;
+    return rc;
+}
+
+#undef ADD_NAMED
+
+int cudag__add_edge(cudag_graph *g, uint32_t from, uint32_t to,
+                    cudag_edge_kind kind, cudag__pos pos, cudag_error *err)
+{
+    if (g->nedges >= CUDAG__MAX_EDGES)
+        return cudag__fail_at(err, CUDAG_ELIMIT, pos,
+                              "too many edges (the limit is %u)",
+                              CUDAG__MAX_EDGES);
+    cudag__edge *e = cudag__vec_push((void **)&g->edges, &g->nedges,
+                                     &g->cedges, sizeof *e);
+    if (!e)
+        return cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    e->from = from;
+    e->to = to;
+    e->kind = kind;
+    e->pos = pos;
+    cudag__graph_touch(g);
+    return CUDAG_OK;
+}
+
+int cudag__add_group(cudag_graph *g, const char *name, uint32_t parent,
+                     uint32_t *out, cudag_error *err)
+{
+    const char *copy = cudag__arena_strdup(&g->arena, name);
+    cudag__group *gr = copy ? cudag__vec_push((void **)&g->groups, &g->ngroups,
+                                              &g->cgroups, sizeof *gr)
+                            : NULL;
+    if (!gr)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    gr->name = copy;
+    gr->parent = parent;
+    *out = g->ngroups - 1;
+    return CUDAG_OK;
+}
+
+static uint32_t find(const cudag__map *m, const char *name)
+{
+    uint32_t v;
+    return name && cudag__map_get(m, name, &v) ? v : CUDAG__NONE;
+}
+
+uint32_t cudag__find_var(const cudag_graph *g, const char *name)
+{
+    return find(&g->var_map, name);
+}
+uint32_t cudag__find_module(const cudag_graph *g, const char *name)
+{
+    return find(&g->module_map, name);
+}
+uint32_t cudag__find_sig(const cudag_graph *g, const char *name)
+{
+    return find(&g->sig_map, name);
+}
+uint32_t cudag__find_buffer(const cudag_graph *g, const char *name)
+{
+    return find(&g->buffer_map, name);
+}
+uint32_t cudag__find_node(const cudag_graph *g, const char *name)
+{
+    return find(&g->node_map, name);
+}
+
+uint64_t cudag__buffer_bytes(const cudag__buffer *b)
+{
+    return b->count * cudag_type_size(b->type);
+}
+
+/* ---- the public builder ------------------------------------------------ */
+
+/* A builder name is a plain name, or the full name of a node the YAML front
+ * end would make ("layer[3].norm"), so both front ends can build the same
+ * graph. */
+static bool valid_node_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 4 * CUDAG__MAX_NAME)
+        return false;
+    size_t i = 0;
+    for (;;) {
+        size_t start = i;
+        while (i < n && s[i] != '[' && s[i] != '.')
+            i++;
+        if (!cudag__is_ident(s + start, i - start))
+            return false;
+        while (i < n && s[i] == '[') {
+            size_t d = ++i;
+            while (i < n && s[i] >= '0' && s[i] <= '9')
+                i++;
+            if (i == d || i - d > 19 || i >= n || s[i] != ']')
+                return false;
+            i++;
+        }
+        if (i == n)
+            return true;
+        if (s[i] != '.')
+            return false;
+        i++;
+    }
+}
+
+static int need_graph(cudag_graph *g, const char *name, const char *fn,
+                      cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: graph is NULL", fn);
+    if (!name || !cudag__is_ident(name, strlen(name)))
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: '%s' is not a valid name", fn,
+                              name ? name : "(null)");
+    return CUDAG_OK;
+}
+
+int cudag_add_var(cudag_graph *g, const char *name, int64_t value,
+                  cudag_error *err)
+{
+    int rc = need_graph(g, name, "cudag_add_var", err);
+    cudag__var *v;
+    if (rc == CUDAG_OK)
+        rc = cudag__add_var(g, name, CUDAG__NOPOS, &v, err);
+    if (rc == CUDAG_OK)
+        v->value = value;
+    return rc;
+}
+
+int cudag_add_module(cudag_graph *g, const char *name, const char *path,
+                     cudag_error *err)
+{
+    int rc = need_graph(g, name, "cudag_add_module", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (!path || !*path)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "module '%s': path is empty", name);
+    const char *p = cudag__arena_strdup(&g->arena, path);
+    if (!p)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    cudag__module *m;
+    rc = cudag__add_module(g, name, CUDAG__NOPOS, &m, err);
+    if (rc == CUDAG_OK)
+        m->path = p;
+    return rc;
+}
+
+int cudag_add_signature(cudag_graph *g, const char *name, const char *module,
+                        const char *symbol, const cudag_param *params,
+                        size_t nparams, int pdl, cudag_error *err)
+{
+    int rc = need_graph(g, name, "cudag_add_signature", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t mod = cudag__find_module(g, module);
+    if (mod == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "kernel '%s': unknown module '%s'", name,
+                              module ? module : "(null)");
+    if (nparams > CUDAG__MAX_ARGS || (nparams && !params))
+        return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
+                              "kernel '%s': %zu parameters (at most %u)", name,
+                              nparams, CUDAG__MAX_ARGS);
+    if (symbol && !*symbol)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "kernel '%s': empty symbol", name);
+    cudag_type *types = cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *types);
+    const char **names = cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *names);
+    const char *sym = cudag__arena_strdup(&g->arena, symbol ? symbol : name);
+    if (!types || !names || !sym)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    for (size_t i = 0; i < nparams; i++) {
+        if (!cudag_type_name(params[i].type))
+            return cudag__fail_at(err, CUDAG_ETYPE, CUDAG__NOPOS,
+                                  "kernel '%s': parameter %zu has an invalid type",
+                                  name, i);
+        types[i] = params[i].type;
+        names[i] = params[i].name
+                       ? cudag__arena_strdup(&g->arena, params[i].name)
+                       : cudag__arena_printf(&g->arena, "p%zu", i);
+        if (!names[i])
+            return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                                  "out of memory");
+    }
+    cudag__sig *s;
+    rc = cudag__add_sig(g, name, CUDAG__NOPOS, &s, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    s->symbol = sym;
+    s->module = mod;
+    s->nparams = (uint32_t)nparams;
+    s->types = types;
+    s->pnames = names;
+    s->pdl = pdl != 0;
+    return CUDAG_OK;
+}
+
+int cudag_add_buffer(cudag_graph *g, const char *name, cudag_type type,
+                     uint64_t count, const cudag_init *init, cudag_error *err)
+{
+    int rc = need_graph(g, name, "cudag_add_buffer", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (type == CUDAG_TYPE_PTR || !cudag_type_name(type))
+        return cudag__fail_at(err, CUDAG_ETYPE, CUDAG__NOPOS,
+                              "buffer '%s': invalid element type", name);
+    if (init && (init->kind < CUDAG_INIT_NONE || init->kind > CUDAG_INIT_RANDOM))
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "buffer '%s': invalid init kind", name);
+    cudag__buffer *b;
+    rc = cudag__add_buffer(g, name, CUDAG__NOPOS, &b, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    b->type = type;
+    b->count = count;
+    if (init)
+        b->init = *init;
+    return CUDAG_OK;
+}
+
+static int start_node(cudag_graph *g, const char *name, const char *fn,
+                      cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: graph is NULL", fn);
+    if (!name || !valid_node_name(name))
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: '%s' is not a valid node name", fn,
+                              name ? name : "(null)");
+    return CUDAG_OK;
+}
+
+static uint32_t need_buffer(cudag_graph *g, const char *node, const char *buf,
+                            int *rc, cudag_error *err)
+{
+    uint32_t b = cudag__find_buffer(g, buf);
+    if (b == CUDAG__NONE)
+        *rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                             "node '%s': unknown buffer '%s'", node,
+                             buf ? buf : "(null)");
+    return b;
+}
+
+int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
+                     cudag_dim3 grid, cudag_dim3 block, uint32_t shared_bytes,
+                     const cudag_arg *args, size_t nargs, cudag_error *err)
+{
+    int rc = start_node(g, name, "cudag_add_kernel", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t sig = cudag__find_sig(g, signature);
+    if (sig == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "node '%s': unknown kernel '%s'", name,
+                              signature ? signature : "(null)");
+    if (nargs > CUDAG__MAX_ARGS || (nargs && !args))
+        return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
+                              "node '%s': %zu arguments (at most %u)", name,
+                              nargs, CUDAG__MAX_ARGS);
+    cudag__arg *a = cudag__arena_alloc(&g->arena, (nargs + 1) * sizeof *a);
+    if (!a)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    for (size_t i = 0; i < nargs; i++) {
+        a[i].kind = args[i].kind;
+        switch (args[i].kind) {
+        case CUDAG_ARG_BUFFER:
+            a[i].buffer = need_buffer(g, name, args[i].buffer, &rc, err);
+            if (rc != CUDAG_OK)
+                return rc;
+            a[i].offset = args[i].offset;
+            break;
+        case CUDAG_ARG_INT:
+            a[i].i = args[i].i;
+            break;
+        case CUDAG_ARG_FLOAT:
+            a[i].f = args[i].f;
+            break;
+        case CUDAG_ARG_NULL:
+            break;
+        default:
+            return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                                  "node '%s': argument %zu has an invalid kind",
+                                  name, i);
+        }
+    }
+    cudag__node *n;
+    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    n->kind = CUDAG_NODE_KERNEL;
+    n->u.k.sig = sig;
+    n->u.k.grid[0] = grid.x;
+    n->u.k.grid[1] = grid.y;
+    n->u.k.grid[2] = grid.z;
+    n->u.k.block[0] = block.x;
+    n->u.k.block[1] = block.y;
+    n->u.k.block[2] = block.z;
+    n->u.k.smem = shared_bytes;
+    n->u.k.nargs = (uint32_t)nargs;
+    n->u.k.args = a;
+    return CUDAG_OK;
+}
+
+int cudag_add_memset(cudag_graph *g, const char *name, const char *buffer,
+                     uint64_t offset, uint64_t count, double value,
+                     cudag_error *err)
+{
+    int rc = start_node(g, name, "cudag_add_memset", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t b = need_buffer(g, name, buffer, &rc, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__node *n;
+    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    n->kind = CUDAG_NODE_MEMSET;
+    n->u.set.buffer = b;
+    n->u.set.offset = offset;
+    n->u.set.count = count;
+    n->u.set.value = value;
+    return CUDAG_OK;
+}
+
+int cudag_add_memcpy(cudag_graph *g, const char *name, const char *dst,
+                     uint64_t dst_offset, const char *src, uint64_t src_offset,
+                     uint64_t count, cudag_error *err)
+{
+    int rc = start_node(g, name, "cudag_add_memcpy", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t d = need_buffer(g, name, dst, &rc, err);
+    uint32_t s = rc == CUDAG_OK ? need_buffer(g, name, src, &rc, err) : 0;
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__node *n;
+    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    n->kind = CUDAG_NODE_MEMCPY;
+    n->u.cpy.dst = d;
+    n->u.cpy.src = s;
+    n->u.cpy.dst_offset = dst_offset;
+    n->u.cpy.src_offset = src_offset;
+    n->u.cpy.count = count;
+    return CUDAG_OK;
+}
+
+int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
+                   cudag_edge_kind kind, cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_add_edge: graph is NULL");
+    if (!cudag_edge_kind_name(kind))
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_add_edge: invalid edge kind %d", (int)kind);
+    uint32_t f = cudag__find_node(g, from), t = cudag__find_node(g, to);
+    if (f == CUDAG__NONE || t == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "edge %s -> %s: unknown node '%s'",
+                              from ? from : "(null)", to ? to : "(null)",
+                              f == CUDAG__NONE ? (from ? from : "(null)")
+                                               : (to ? to : "(null)"));
+    return cudag__add_edge(g, f, t, kind, CUDAG__NOPOS, err);
+}
+
+int cudag_check(cudag_graph *g, const cudag_options *opts, cudag_error *err)
+{
+    cudag__diag d;
+    cudag__diag_init(&d, opts, err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_check: graph is NULL");
+    cudag__check(g, &d);
+    return cudag__diag_finish(&d);
+}
+
+int cudag_bind_buffer(cudag_graph *g, const char *buffer, uint64_t devptr,
+                      cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_bind_buffer: graph is NULL");
+    uint32_t b = cudag__find_buffer(g, buffer);
+    if (b == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "unknown buffer '%s'", buffer ? buffer : "(null)");
+    if (devptr == 0)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "buffer '%s': cannot bind a null pointer", buffer);
+    g->buffers[b].bound = devptr;
+    return CUDAG_OK;
+}
+
+/* ---- introspection -------------------------------------------------------- */
+
+size_t cudag_graph_node_count(const cudag_graph *g) { return g ? g->nnodes : 0; }
+size_t cudag_graph_edge_count(const cudag_graph *g) { return g ? g->nedges : 0; }
+size_t cudag_graph_buffer_count(const cudag_graph *g)
+{
+    return g ? g->nbuffers : 0;
+}
+const char *cudag_graph_name(const cudag_graph *g) { return g ? g->name : NULL; }
+
+const char *cudag_graph_node_name(const cudag_graph *g, size_t i)
+{
+    return g && i < g->nnodes ? g->nodes[i].name : NULL;
+}
+
+cudag_node_kind cudag_graph_node_kind(const cudag_graph *g, size_t i)
+{
+    return g && i < g->nnodes ? g->nodes[i].kind : CUDAG_NODE_KERNEL;
+}
+
+const char *cudag_graph_buffer_name(const cudag_graph *g, size_t i)
+{
+    return g && i < g->nbuffers ? g->buffers[i].name : NULL;
+}
+
+long cudag_graph_find_node(const cudag_graph *g, const char *name)
+{
+    uint32_t n = g ? cudag__find_node(g, name) : CUDAG__NONE;
+    return n == CUDAG__NONE ? -1 : (long)n;
+}
+
+int cudag_graph_edge(const cudag_graph *g, size_t i, size_t *from, size_t *to,
+                     cudag_edge_kind *kind)
+{
+    if (!g || i >= g->nedges)
+        return CUDAG_EINVAL;
+    if (from)
+        *from = g->edges[i].from;
+    if (to)
+        *to = g->edges[i].to;
+    if (kind)
+        *kind = g->edges[i].kind;
+    return CUDAG_OK;
+}

@@ -1,0 +1,209 @@
+/* ir.h — the graph every stage after parsing works on: variables, modules,
+ * kernel signatures, buffers, nodes and edges, flat arrays owned by one
+ * cudag_graph.  The YAML front end (lower.c) and the C builder (graph.c) both
+ * produce it; nothing from here on knows about YAML. */
+#ifndef CUDAG_IR_H
+#define CUDAG_IR_H
+
+#include "util.h"
+
+/* Limits that protect a process loading untrusted files (docs/security.md).
+ * Each one has a test and a precise error. */
+#define CUDAG__MAX_FILE_BYTES (64u << 20)       /* one YAML file */
+#define CUDAG__MAX_DEPTH 64u                    /* YAML nesting */
+#define CUDAG__MAX_EXPANDED (4u << 20)          /* YAML nodes after aliases */
+#define CUDAG__MAX_INCLUDE_DEPTH 16u
+#define CUDAG__MAX_FILES 256u                   /* files one graph may include */
+#define CUDAG__MAX_NAME 255u                    /* bytes in a name part */
+#define CUDAG__MAX_NODES (1u << 20)
+#define CUDAG__MAX_EDGES (8u << 20)
+#define CUDAG__MAX_BUFFERS 65536u
+#define CUDAG__MAX_VARS 65536u
+#define CUDAG__MAX_ARGS 256u                    /* params of one kernel */
+#define CUDAG__MAX_EXPR_DEPTH 64u
+#define CUDAG__MAX_EXPR_LEN 4096u
+#define CUDAG__MAX_REPEAT_DEPTH 8u
+#define CUDAG__MAX_BUFFER_BYTES (UINT64_C(1) << 46)  /* 64 TiB: absurd */
+#define CUDAG__MAX_PARAM_BYTES 32764u           /* CUDA kernel parameter space */
+
+/* Hardware limits the checker enforces without a device (compute 7.0+). */
+#define CUDAG__MAX_BLOCK_THREADS 1024u
+#define CUDAG__MAX_BLOCK_X 1024u
+#define CUDAG__MAX_BLOCK_Y 1024u
+#define CUDAG__MAX_BLOCK_Z 64u
+#define CUDAG__MAX_GRID_X 2147483647u
+#define CUDAG__MAX_GRID_Y 65535u
+#define CUDAG__MAX_GRID_Z 65535u
+#define CUDAG__MAX_SMEM (227u * 1024u)          /* Hopper's opt-in maximum */
+
+#define CUDAG__NONE UINT32_MAX                  /* "no index" */
+
+typedef struct cudag__var {
+    const char *name;
+    int64_t value;
+    cudag__pos pos;
+    bool overridden;            /* set by a -D define */
+} cudag__var;
+
+typedef struct cudag__module {
+    const char *name;
+    const char *path;           /* as resolved (relative to its file's dir) */
+    cudag__pos pos;
+} cudag__module;
+
+typedef struct cudag__sig {
+    const char *name;
+    const char *symbol;         /* the entry point in the module */
+    uint32_t module;            /* index into graph->modules */
+    uint32_t nparams;
+    cudag_type *types;
+    const char **pnames;
+    bool pdl;                   /* the code waits before reading upstream data */
+    cudag__pos pos;
+} cudag__sig;
+
+typedef struct cudag__buffer {
+    const char *name;
+    cudag_type type;
+    uint64_t count;             /* elements */
+    cudag_init init;
+    cudag__pos pos;
+    cudag__pos count_pos;
+    uint64_t bound;             /* host program's CUdeviceptr, 0 = allocate */
+    uint32_t uses;              /* set by the checker */
+} cudag__buffer;
+
+typedef struct cudag__arg {
+    cudag_arg_kind kind;
+    uint32_t buffer;            /* BUFFER: index into graph->buffers */
+    uint64_t offset;            /* BUFFER: elements */
+    int64_t i;                  /* INT */
+    double f;                   /* FLOAT */
+    cudag__pos pos;
+} cudag__arg;
+
+typedef struct cudag__kernel {
+    uint32_t sig;               /* index into graph->sigs */
+    int64_t grid[3], block[3];  /* as evaluated; the checker bounds them */
+    int64_t smem;
+    uint32_t nargs;
+    cudag__arg *args;
+    cudag__pos sig_pos, grid_pos, block_pos, smem_pos, args_pos;
+} cudag__kernel;
+
+typedef struct cudag__memset {
+    uint32_t buffer;
+    uint64_t offset, count;     /* elements of the buffer */
+    double value;
+    cudag__pos value_pos;
+} cudag__memset;
+
+typedef struct cudag__memcpy {
+    uint32_t dst, src;
+    uint64_t dst_offset, src_offset, count;   /* elements */
+} cudag__memcpy;
+
+typedef struct cudag__node {
+    const char *name;           /* full name: "layer[3].norm" */
+    cudag_node_kind kind;
+    cudag__pos pos;             /* the node's key in the file */
+    uint32_t group;             /* innermost repetition group, or CUDAG__NONE */
+    union {
+        cudag__kernel k;
+        cudag__memset set;
+        cudag__memcpy cpy;
+    } u;
+} cudag__node;
+
+typedef struct cudag__edge {
+    uint32_t from, to;          /* node indices */
+    cudag_edge_kind kind;
+    cudag__pos pos;             /* where the edge was written */
+} cudag__edge;
+
+/* One instance of a repeated group ("layer[3]"), for DOT clusters. */
+typedef struct cudag__group {
+    const char *name;
+    uint32_t parent;            /* enclosing group or CUDAG__NONE */
+} cudag__group;
+
+/* What the checker derives; valid while graph->checked. */
+typedef struct cudag__topo {
+    uint32_t *order;            /* nodes in a deterministic topological order */
+    uint32_t *level;            /* per node: longest path from a root, 0-based */
+    uint32_t *out_start;        /* CSR over edges sorted by (from, to) */
+    uint32_t *out_edge;         /* edge indices, per node from out_start[n] */
+    uint32_t *in_start;
+    uint32_t *in_edge;
+    uint32_t depth;             /* levels */
+} cudag__topo;
+
+struct cudag_graph {
+    cudag__arena arena;         /* names, strings, arrays of fixed size */
+    const char *name;
+    /* Growable arrays; each freed by cudag_graph_destroy. */
+    cudag__var *vars;       uint32_t nvars, cvars;
+    cudag__module *modules; uint32_t nmodules, cmodules;
+    cudag__sig *sigs;       uint32_t nsigs, csigs;
+    cudag__buffer *buffers; uint32_t nbuffers, cbuffers;
+    cudag__node *nodes;     uint32_t nnodes, cnodes;
+    cudag__edge *edges;     uint32_t nedges, cedges;
+    cudag__group *groups;   uint32_t ngroups, cgroups;
+    /* Name → index, one map per namespace. */
+    cudag__map var_map, module_map, sig_map, buffer_map, node_map;
+    /* The source, kept so cudag_exec_set_var can lower it again; NULL for a
+     * graph built through the C API. */
+    struct cudag__source *source;
+    bool checked;
+    cudag__topo topo;
+};
+
+/* ---- graph.c: shared by the builder and the front end ---------------- */
+
+/* Allocates an empty graph; NULL on OOM. */
+cudag_graph *cudag__graph_new(const char *name);
+
+/* Each adds one object, copying `name` into the arena and registering it in
+ * its map.  They return CUDAG_EDUP (with the earlier position in the message),
+ * CUDAG_ELIMIT or CUDAG_ENOMEM through err and leave the graph unchanged.  On
+ * success *out (if not NULL) points at the zeroed new element for the caller
+ * to fill; the pointer is valid until the next add of the same kind. */
+int cudag__add_var(cudag_graph *g, const char *name, cudag__pos pos,
+                   cudag__var **out, cudag_error *err);
+int cudag__add_module(cudag_graph *g, const char *name, cudag__pos pos,
+                      cudag__module **out, cudag_error *err);
+int cudag__add_sig(cudag_graph *g, const char *name, cudag__pos pos,
+                   cudag__sig **out, cudag_error *err);
+int cudag__add_buffer(cudag_graph *g, const char *name, cudag__pos pos,
+                      cudag__buffer **out, cudag_error *err);
+int cudag__add_node(cudag_graph *g, const char *name, cudag__pos pos,
+                    cudag__node **out, cudag_error *err);
+int cudag__add_edge(cudag_graph *g, uint32_t from, uint32_t to,
+                    cudag_edge_kind kind, cudag__pos pos, cudag_error *err);
+int cudag__add_group(cudag_graph *g, const char *name, uint32_t parent,
+                     uint32_t *out, cudag_error *err);
+
+/* Lookups: index or CUDAG__NONE. */
+uint32_t cudag__find_var(const cudag_graph *g, const char *name);
+uint32_t cudag__find_module(const cudag_graph *g, const char *name);
+uint32_t cudag__find_sig(const cudag_graph *g, const char *name);
+uint32_t cudag__find_buffer(const cudag_graph *g, const char *name);
+uint32_t cudag__find_node(const cudag_graph *g, const char *name);
+
+/* Marks the graph modified: drops what the checker derived. */
+void cudag__graph_touch(cudag_graph *g);
+
+/* Byte size of a buffer (count × element size), checked by the checker not
+ * to overflow; callers after the check may rely on it. */
+uint64_t cudag__buffer_bytes(const cudag__buffer *b);
+
+/* Parses a type name ("f32", "bf16", "ptr", …); CUDAG_TYPE_NONE if unknown. */
+cudag_type cudag__type_parse(const char *s, size_t n);
+
+/* ---- check.c --------------------------------------------------------- */
+
+/* Runs every whole-graph check, reporting into d; fills g->topo and sets
+ * g->checked when there is no error. */
+int cudag__check(cudag_graph *g, cudag__diag *d);
+
+#endif /* CUDAG_IR_H */

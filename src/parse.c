@@ -1,0 +1,3 @@
+/* parse.c — placeholder until the stage lands. */
+#include "ir.h"
+#include "lower.h"

@@ -1,0 +1,456 @@
+/* util.c — allocation with a fault-injection seam, the arena, growable arrays,
+ * the string map, diagnostics, and small string helpers. */
+#include "util.h"
+#include "ir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- allocation ---------------------------------------------------- */
+
+#ifdef CUDAG_TESTING
+/* Test builds only: the countdown that makes the n-th allocation fail.  It is
+ * process-wide because allocation is; tests that use it run single-threaded. */
+static long fail_countdown = -1;
+static long alloc_count;
+
+long cudag__alloc_fail_after(long n)
+{
+    long made = alloc_count;
+    alloc_count = 0;
+    fail_countdown = n;
+    return made;
+}
+
+static bool should_fail(void)
+{
+    alloc_count++;
+    if (fail_countdown < 0)
+        return false;
+    if (--fail_countdown == 0) {
+        fail_countdown = -1;
+        return true;
+    }
+    return false;
+}
+#else
+static bool should_fail(void) { return false; }
+#endif
+
+void *cudag__malloc(size_t n)
+{
+    if (should_fail())
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *cudag__calloc(size_t n, size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *cudag__realloc(void *p, size_t n)
+{
+    if (should_fail())
+        return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void cudag__free(void *p) { free(p); }
+
+char *cudag__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = cudag__malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* ---- arena --------------------------------------------------------- */
+
+struct cudag__chunk {
+    cudag__chunk *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define CHUNK_MIN (64u * 1024u)
+
+void *cudag__arena_alloc(cudag__arena *a, size_t n)
+{
+    n = (n + 15u) & ~(size_t)15u;
+    if (n == 0)
+        n = 16;
+    cudag__chunk *c = a->head;
+    if (!c || c->size - c->used < n) {
+        size_t size = n > CHUNK_MIN ? n : CHUNK_MIN;
+        /* Chunks grow with the arena so a big graph needs few of them. */
+        if (c && c->size * 2 > size && c->size < (64u << 20))
+            size = c->size * 2;
+        if (size > SIZE_MAX - sizeof *c)
+            return NULL;
+        cudag__chunk *nc = cudag__malloc(sizeof *nc + size);
+        if (!nc)
+            return NULL;
+        nc->size = size;
+        nc->used = 0;
+        /* A request larger than the current chunk's rest gets its own chunk
+         * behind the head, so the head's free space is not wasted. */
+        if (c && n > CHUNK_MIN && c->size - c->used >= CHUNK_MIN / 4) {
+            nc->next = c->next;
+            c->next = nc;
+        } else {
+            nc->next = c;
+            a->head = nc;
+        }
+        c = nc;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    a->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *cudag__arena_strndup(cudag__arena *a, const char *s, size_t n)
+{
+    if (n == SIZE_MAX)
+        return NULL;
+    char *d = cudag__arena_alloc(a, n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *cudag__arena_strdup(cudag__arena *a, const char *s)
+{
+    return cudag__arena_strndup(a, s, strlen(s));
+}
+
+char *cudag__arena_printf(cudag__arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *d = cudag__arena_alloc(a, (size_t)n + 1);
+    if (!d)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(d, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+void cudag__arena_free(cudag__arena *a)
+{
+    cudag__chunk *c = a->head;
+    while (c) {
+        cudag__chunk *next = c->next;
+        cudag__free(c);
+        c = next;
+    }
+    a->head = NULL;
+    a->used = 0;
+}
+
+/* ---- growable arrays ------------------------------------------------ */
+
+void *cudag__vec_push(void **data, uint32_t *len, uint32_t *cap, size_t elem)
+{
+    if (*len == UINT32_MAX - 1)
+        return NULL;
+    if (*len == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 16;
+        if (ncap < *cap || (size_t)ncap > SIZE_MAX / elem)
+            return NULL;
+        void *nd = cudag__realloc(*data, (size_t)ncap * elem);
+        if (!nd)
+            return NULL;
+        *data = nd;
+        *cap = ncap;
+    }
+    unsigned char *p = (unsigned char *)*data + (size_t)*len * elem;
+    memset(p, 0, elem);
+    (*len)++;
+    return p;
+}
+
+/* ---- string map ----------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    /* FNV-1a: short keys, no adversary worth a keyed hash (the limits bound
+     * what a hostile file can make us do). */
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= UINT64_C(1099511628211);
+    }
+    return h;
+}
+
+bool cudag__map_get(const cudag__map *m, const char *key, uint32_t *val)
+{
+    if (!m->cap)
+        return false;
+    uint32_t mask = m->cap - 1;
+    for (uint32_t i = (uint32_t)hash_str(key) & mask;; i = (i + 1) & mask) {
+        if (!m->keys[i])
+            return false;
+        if (strcmp(m->keys[i], key) == 0) {
+            if (val)
+                *val = m->vals[i];
+            return true;
+        }
+    }
+}
+
+static void map_insert(const char **keys, uint32_t *vals, uint32_t cap,
+                       const char *key, uint32_t val, bool *added)
+{
+    uint32_t mask = cap - 1;
+    for (uint32_t i = (uint32_t)hash_str(key) & mask;; i = (i + 1) & mask) {
+        if (!keys[i]) {
+            keys[i] = key;
+            vals[i] = val;
+            *added = true;
+            return;
+        }
+        if (strcmp(keys[i], key) == 0) {
+            vals[i] = val;
+            *added = false;
+            return;
+        }
+    }
+}
+
+int cudag__map_put(cudag__map *m, const char *key, uint32_t val)
+{
+    bool added;
+    if ((uint64_t)(m->len + 1) * 4 > (uint64_t)m->cap * 3) {
+        uint32_t ncap = m->cap ? m->cap * 2 : 64;
+        if (ncap <= m->cap)
+            return CUDAG_ENOMEM;
+        const char **nk = cudag__calloc(ncap, sizeof *nk);
+        uint32_t *nv = cudag__calloc(ncap, sizeof *nv);
+        if (!nk || !nv) {
+            cudag__free(nk);
+            cudag__free(nv);
+            return CUDAG_ENOMEM;
+        }
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i])
+                map_insert(nk, nv, ncap, m->keys[i], m->vals[i], &added);
+        cudag__free(m->keys);
+        cudag__free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = ncap;
+    }
+    map_insert(m->keys, m->vals, m->cap, key, val, &added);
+    if (added)
+        m->len++;
+    return CUDAG_OK;
+}
+
+void cudag__map_free(cudag__map *m)
+{
+    cudag__free(m->keys);
+    cudag__free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- diagnostics ------------------------------------------------------ */
+
+static void fill(cudag_error *e, int sev, int code, cudag__pos pos,
+                 const char *fmt, va_list ap)
+{
+    memset(e, 0, offsetof(cudag_error, file));
+    e->code = code;
+    e->severity = sev;
+    e->file[0] = '\0';
+    if (pos.file) {
+        snprintf(e->file, sizeof e->file, "%s", pos.file);
+        e->line = (int)pos.line;
+        e->column = (int)pos.col;
+    }
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+}
+
+int cudag__vfail_at(cudag_error *err, int code, cudag__pos pos,
+                    const char *fmt, va_list ap)
+{
+    if (err) {
+        fill(err, CUDAG_SEV_ERROR, code, pos, fmt, ap);
+        err->count = 1;
+    }
+    return code;
+}
+
+int cudag__fail_at(cudag_error *err, int code, cudag__pos pos,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cudag__vfail_at(err, code, pos, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void cudag__error_clear(cudag_error *err)
+{
+    if (err) {
+        memset(err, 0, offsetof(cudag_error, file));
+        err->file[0] = '\0';
+        err->message[0] = '\0';
+    }
+}
+
+void cudag__diag_init(cudag__diag *d, const cudag_options *opts,
+                      cudag_error *first)
+{
+    memset(d, 0, sizeof *d);
+    d->first = first;
+    d->max_errors = 50;
+    /* A size of 0 is taken as this version's struct, so a caller who
+     * zero-initialised and forgot .size still gets the options it set. */
+    if (opts && (opts->size == 0 ||
+                 opts->size >= offsetof(cudag_options, flags) + sizeof(unsigned))) {
+        d->fn = opts->diag;
+        d->user = opts->diag_user;
+        if (opts->max_errors)
+            d->max_errors = opts->max_errors;
+        d->flags = opts->flags;
+    }
+    cudag__error_clear(first);
+}
+
+int cudag__vreport(cudag__diag *d, cudag_severity sev, int code,
+                   cudag__pos pos, const char *fmt, va_list ap)
+{
+    if (sev == CUDAG_SEV_WARNING && (d->flags & CUDAG_WERROR))
+        sev = CUDAG_SEV_ERROR;
+    if (sev == CUDAG_SEV_ERROR && d->nerr >= d->max_errors)
+        return code;
+    cudag_error e;
+    fill(&e, sev, code, pos, fmt, ap);
+    if (sev == CUDAG_SEV_ERROR) {
+        if (d->nerr++ == 0) {
+            d->first_code = code;
+            if (d->first)
+                *d->first = e;
+        }
+    } else if (sev == CUDAG_SEV_WARNING) {
+        d->nwarn++;
+    }
+    if (d->fn)
+        d->fn(d->user, &e);
+    return sev == CUDAG_SEV_ERROR ? code : CUDAG_OK;
+}
+
+int cudag__report(cudag__diag *d, cudag_severity sev, int code,
+                  cudag__pos pos, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = cudag__vreport(d, sev, code, pos, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+bool cudag__diag_full(const cudag__diag *d)
+{
+    return d->nerr >= d->max_errors;
+}
+
+int cudag__diag_finish(cudag__diag *d)
+{
+    if (d->first)
+        d->first->count = (int)d->nerr;
+    return d->nerr ? d->first_code : CUDAG_OK;
+}
+
+/* ---- strings --------------------------------------------------------- */
+
+size_t cudag__edit_distance(const char *a, const char *b, size_t cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return cap;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0], best = row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t v = diag + cost;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            if (up + 1 < v)
+                v = up + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best)
+                best = v;
+        }
+        if (best >= cap)
+            return cap;
+    }
+    return row[lb] < cap ? row[lb] : cap;
+}
+
+const char *cudag__suggest(const char *word, const char *const *cands,
+                           size_t n)
+{
+    /* A typo is at most a third of the word wrong, and at most 3 edits. */
+    size_t len = strlen(word);
+    size_t cap = len / 3 + 1;
+    if (cap > 3)
+        cap = 3;
+    const char *best = NULL;
+    size_t bestd = cap + 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i])
+            continue;
+        size_t d = cudag__edit_distance(word, cands[i], bestd);
+        if (d < bestd && d <= cap) {
+            bestd = d;
+            best = cands[i];
+        }
+    }
+    return best;
+}
+
+bool cudag__is_ident(const char *s, size_t n)
+{
+    if (n == 0 || n > CUDAG__MAX_NAME)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                     c == '_';
+        if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
+            return false;
+    }
+    return true;
+}
+
+uint64_t cudag__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}

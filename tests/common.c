@@ -1,0 +1,103 @@
+/* common.c — shared helpers of the CMocka suites (see common.h). */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void tdiag_fn(void *user, const cudag_error *e)
+{
+    tdiag *d = user;
+    if (e->severity == CUDAG_SEV_ERROR)
+        d->nerr++;
+    else if (e->severity == CUDAG_SEV_WARNING)
+        d->nwarn++;
+    char line[2048];
+    int n = cudag_error_format(e, line, sizeof line);
+    if (n < 0)
+        return;
+    size_t room = sizeof d->text - d->len;
+    int w = snprintf(d->text + d->len, room, "%s\n", line);
+    if (w > 0 && (size_t)w < room)
+        d->len += (size_t)w;
+}
+
+cudag_options topts(tdiag *d, const char *const *defines)
+{
+    static const char *dirs[2];
+    dirs[0] = getenv("CUDAG_KERNELS_DIR");
+    dirs[1] = NULL;
+    cudag_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.defines = defines;
+    o.include_dirs = dirs[0] ? dirs : NULL;
+    if (d) {
+        memset(d, 0, sizeof *d);
+        o.diag = tdiag_fn;
+        o.diag_user = d;
+    }
+    return o;
+}
+
+int tload_opts(const char *yaml, const char *name, const cudag_options *o,
+               cudag_graph **g, cudag_error *err)
+{
+    return cudag_load_string(yaml, strlen(yaml), name ? name : "t.yaml", o, g,
+                             err);
+}
+
+int tload(const char *yaml, tdiag *d, cudag_graph **g)
+{
+    cudag_options o = topts(d, NULL);
+    cudag_error err;
+    return tload_opts(yaml, "t.yaml", &o, g, &err);
+}
+
+static const char *under(const char *env, const char *rel)
+{
+    static char bufs[8][4096];
+    static int next;
+    char *b = bufs[next++ & 7];
+    const char *root = getenv(env);
+    snprintf(b, sizeof bufs[0], "%s/%s", root ? root : ".", rel);
+    return b;
+}
+
+const char *tsrc(const char *rel) { return under("CUDAG_SOURCE_ROOT", rel); }
+const char *tbuild(const char *rel) { return under("CUDAG_BUILD_ROOT", rel); }
+
+void tassert_contains(const char *hay, const char *needle, const char *file,
+                      int line)
+{
+    if (!strstr(hay, needle)) {
+        print_error("expected to find:\n  %s\nin:\n%s\n", needle, hay);
+        _fail(file, line);
+    }
+}
+
+double trand(uint64_t *s, double lo, double hi)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return lo + (hi - lo) * (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+uint64_t tseed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t s = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)ts.tv_sec;
+    const char *env = getenv("CUDAG_TEST_SEED");
+    if (env)
+        s = strtoull(env, NULL, 0);
+    if (!s)
+        s = 88172645463325252ull;
+    fprintf(stderr, "# seed %llu (CUDAG_TEST_SEED replays it)\n",
+            (unsigned long long)s);
+    return s;
+}

@@ -1,0 +1,52 @@
+/* common.h — what every CMocka suite shares: a diagnostic collector, loading
+ * YAML from a string, and paths into the source and build trees. */
+#ifndef CUDAG_TEST_COMMON_H
+#define CUDAG_TEST_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cudag.h"
+#include "ir.h"
+#include "lower.h"
+
+/* Every diagnostic, formatted as "file:line:col: error: message\n". */
+typedef struct tdiag {
+    char text[1 << 16];
+    size_t len;
+    int nerr, nwarn;
+} tdiag;
+
+void tdiag_fn(void *user, const cudag_error *e);
+
+/* Options that send diagnostics to d (may be NULL), with optional defines and
+ * the build tree's kernels directory as include directory. */
+cudag_options topts(tdiag *d, const char *const *defines);
+
+/* Loads YAML text under the name "t.yaml" (in the current directory);
+ * diagnostics go to d.  Returns the status; *g is set on success. */
+int tload(const char *yaml, tdiag *d, cudag_graph **g);
+int tload_opts(const char *yaml, const char *name, const cudag_options *o,
+               cudag_graph **g, cudag_error *err);
+
+/* An absolute path below the source tree (CUDAG_SOURCE_ROOT) or build tree
+ * (CUDAG_BUILD_ROOT).  Returns a pointer into one of 8 rotating static
+ * buffers. */
+const char *tsrc(const char *rel);
+const char *tbuild(const char *rel);
+
+/* Asserts that the collected text contains `needle`, printing it if not. */
+#define assert_diag_contains(d, needle) \
+    tassert_contains((d)->text, (needle), __FILE__, __LINE__)
+void tassert_contains(const char *hay, const char *needle, const char *file,
+                      int line);
+
+/* A random double in [lo, hi) from a xorshift state, and a fresh seed from the
+ * clock (printed so a failure can be replayed). */
+double trand(uint64_t *state, double lo, double hi);
+uint64_t tseed(void);
+
+#endif
