@@ -42,7 +42,8 @@ void cudag_graph_destroy(cudag_graph *g)
     if (!g)
         return;
     topo_free(&g->topo);
-    cudag__source_free(g->source);
+    if (!g->source_borrowed)
+        cudag__source_free(g->source);
     cudag__free(g->vars);
     cudag__free(g->modules);
     cudag__free(g->sigs);

@@ -15,6 +15,7 @@
 #define CUDAG__MAX_INCLUDE_DEPTH 16u
 #define CUDAG__MAX_FILES 256u                   /* files one graph may include */
 #define CUDAG__MAX_NAME 255u                    /* bytes in a name part */
+#define CUDAG__MAX_FULL_NAME 1024u              /* bytes in a node's full name */
 #define CUDAG__MAX_NODES (1u << 20)
 #define CUDAG__MAX_EDGES (8u << 20)
 #define CUDAG__MAX_BUFFERS 65536u
@@ -152,8 +153,13 @@ struct cudag_graph {
     /* Name → index, one map per namespace. */
     cudag__map var_map, module_map, sig_map, buffer_map, node_map;
     /* The source, kept so cudag_exec_set_var can lower it again; NULL for a
-     * graph built through the C API. */
+     * graph built through the C API.  A graph lowered again from another's
+     * source borrows it (source_borrowed) and records the variable values
+     * given since (overrides, "NAME=VALUE" in the arena). */
     struct cudag__source *source;
+    bool source_borrowed;
+    const char **overrides;
+    uint32_t noverrides;
     bool checked;
     cudag__topo topo;
 };

@@ -1,4 +1,1039 @@
-/* lower.c — placeholder until the stage lands. */
-#include "ir.h"
-#include "lower.h"
-void cudag__source_free(cudag__source *s) { (void)s; }
+/* lower.c — from files to IR: reading a file and its includes into a source,
+ * then lowering the top-level sections (vars, modules, kernels, buffers);
+ * nodes and edges are in nodes.c.  Also the public load functions. */
+#include "front.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- helpers shared with nodes.c ---------------------------------------- */
+
+int cudag__lerr(cudag__lower *lw, int code, cudag__pos pos, const char *fmt,
+                ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cudag__vreport(lw->d, CUDAG_SEV_ERROR, code, pos, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static const char *type_word(cudag__doc_type t)
+{
+    return t == CUDAG__DOC_SCALAR ? "a scalar"
+           : t == CUDAG__DOC_SEQ  ? "a sequence"
+                                  : "a mapping";
+}
+
+bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
+                 const char *what)
+{
+    if (n->type == t)
+        return true;
+    cudag__lerr(lw, CUDAG_EKEY, n->pos, "%s must be %s, not %s", what,
+                type_word(t), cudag__doc_what(n));
+    return false;
+}
+
+unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
+                           const char *const *allowed, size_t n,
+                           const char *what)
+{
+    unsigned bad = 0;
+    for (uint32_t i = 0; i < map->n; i++) {
+        const cudag__doc *k = map->items[2 * i];
+        if (strncmp(k->str, "x-", 2) == 0)
+            continue;
+        size_t j = 0;
+        while (j < n && strcmp(allowed[j], k->str) != 0)
+            j++;
+        if (j < n)
+            continue;
+        bad++;
+        const char *best = cudag__suggest(k->str, allowed, n);
+        if (strchr(k->str, ')') && !strchr(k->str, '('))
+            cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                        "unknown key '%s' in %s: a ',' inside {...} or [...] "
+                        "splits an expression; quote it (\"cdiv(N, 256)\") or "
+                        "use block style",
+                        k->str, what);
+        else if (best)
+            cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                        "unknown key '%s' in %s (did you mean '%s'?)", k->str,
+                        what, best);
+        else
+            cudag__lerr(lw, CUDAG_EKEY, k->pos, "unknown key '%s' in %s",
+                        k->str, what);
+    }
+    return bad;
+}
+
+int cudag__eval(cudag__lower *lw, const cudag__doc *n,
+                const cudag__binding *env, int64_t *out)
+{
+    if (n->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EEXPR, n->pos,
+                           "expected an integer expression, not %s",
+                           cudag__doc_what(n));
+    cudag__scope sc = {lw->g, env};
+    return cudag__expr_eval(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
+                            lw->d, out);
+}
+
+bool cudag__parse_float(const char *s, size_t len, double *out)
+{
+    /* A float is a decimal number with a '.' or an exponent: "2" stays an
+     * integer expression, and hex or names are never floats. */
+    bool mark = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '.' || c == 'e' || c == 'E')
+            mark = true;
+        else if (!((c >= '0' && c <= '9') || c == '-' || c == '+'))
+            return false;
+    }
+    if (!mark || len == 0 || len > 64)
+        return false;
+    char buf[65];
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + len || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_bool(const cudag__doc *n, bool *out)
+{
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "off"};
+    if (n->type != CUDAG__DOC_SCALAR)
+        return false;
+    for (size_t i = 0; i < 5; i++) {
+        if (strcmp(n->str, yes[i]) == 0)
+            return (*out = true), true;
+        if (strcmp(n->str, no[i]) == 0)
+            return (*out = false), true;
+    }
+    return false;
+}
+
+static bool name_ok(cudag__lower *lw, const cudag__doc *k, const char *what)
+{
+    if (cudag__is_ident(k->str, k->len))
+        return true;
+    if (k->len > CUDAG__MAX_NAME)
+        cudag__lerr(lw, CUDAG_ELIMIT, k->pos, "%s name longer than %u bytes",
+                    what, CUDAG__MAX_NAME);
+    else
+        cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                    "'%s' is not a valid %s name (letters, digits and '_', "
+                    "not starting with a digit)",
+                    k->str, what);
+    return false;
+}
+
+/* ---- reading files --------------------------------------------------------- */
+
+static char *join(cudag__arena *a, const char *dir, const char *name)
+{
+    if (name[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+        return cudag__arena_strdup(a, name);
+    size_t dl = strlen(dir);
+    return cudag__arena_printf(a, "%s%s%s", dir,
+                               dir[dl - 1] == '/' ? "" : "/", name);
+}
+
+static char *dir_of(cudag__arena *a, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return cudag__arena_strdup(a, ".");
+    if (slash == path)
+        return cudag__arena_strdup(a, "/");
+    return cudag__arena_strndup(a, path, (size_t)(slash - path));
+}
+
+/* Reads a whole file into the arena.  Errors are reported at `at` (the
+ * include that named it), or without a position for the top file. */
+static int read_file(cudag__arena *a, const char *path, cudag__pos at,
+                     cudag__diag *d, char **text, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EIO, at,
+                             "cannot read '%s': %s", path, strerror(errno));
+    int rc = CUDAG_OK;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        size = ftell(f);
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EIO, at,
+                           "cannot read '%s': not a regular file", path);
+    } else if ((unsigned long)size > CUDAG__MAX_FILE_BYTES) {
+        rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
+                           "'%s' is larger than %u bytes", path,
+                           CUDAG__MAX_FILE_BYTES);
+    } else {
+        *text = cudag__arena_alloc(a, (size_t)size + 1);
+        if (!*text)
+            rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
+                               "out of memory");
+        else if (fread(*text, 1, (size_t)size, f) != (size_t)size || ferror(f))
+            rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EIO, at,
+                               "cannot read '%s': %s", path, strerror(errno));
+        else
+            *len = (size_t)size;
+    }
+    fclose(f);
+    return rc;
+}
+
+typedef struct loader {
+    cudag__source *src;
+    cudag__diag *d;
+    const char *const *include_dirs;
+    cudag__map loaded;          /* canonical path → file index */
+    const char *stack[CUDAG__MAX_INCLUDE_DEPTH + 2];   /* shown paths */
+    const char *stack_real[CUDAG__MAX_INCLUDE_DEPTH + 2];
+    unsigned depth;
+} loader;
+
+/* Where an include names a file: next to the including file, then in each
+ * include directory, then in the installed kernels directory. */
+static const char *find_include(loader *ld, const char *dir, const char *name)
+{
+    cudag__arena *a = &ld->src->arena;
+    const char *p = join(a, dir, name);
+    if (!p || name[0] == '/' || access(p, R_OK) == 0)
+        return p;
+    for (const char *const *id = ld->include_dirs; id && *id; id++) {
+        const char *q = join(a, *id, name);
+        if (q && access(q, R_OK) == 0)
+            return q;
+    }
+    const char *q = join(a, CUDAG_DATADIR, name);
+    if (q && access(q, R_OK) == 0)
+        return q;
+    return p;   /* not found: read_file reports it under the natural name */
+}
+
+static int load_tree(loader *ld, const char *shown, const char *text,
+                     size_t len, cudag__pos at);
+
+static int load_includes(loader *ld, const cudag__doc *root, const char *dir)
+{
+    const cudag__doc *inc = cudag__doc_get(root, "include");
+    if (!inc)
+        return CUDAG_OK;
+    uint32_t n = inc->type == CUDAG__DOC_SEQ ? inc->n : 1;
+    if (inc->type == CUDAG__DOC_MAP)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_EKEY, inc->pos,
+                             "include must be a file name or a list of them, "
+                             "not a mapping");
+    int rc = CUDAG_OK;
+    for (uint32_t i = 0; i < n && rc == CUDAG_OK; i++) {
+        const cudag__doc *item = inc->type == CUDAG__DOC_SEQ ? inc->items[i] : inc;
+        if (item->type != CUDAG__DOC_SCALAR || item->len == 0) {
+            rc = cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_EKEY, item->pos,
+                               "an include must be a file name");
+            break;
+        }
+        rc = load_tree(ld, find_include(ld, dir, item->str), NULL, 0, item->pos);
+    }
+    return rc;
+}
+
+static int include_cycle(loader *ld, const char *real, cudag__pos at)
+{
+    char chain[2048];
+    size_t off = 0;
+    unsigned first = 0;
+    while (first < ld->depth && strcmp(ld->stack_real[first], real) != 0)
+        first++;
+    for (unsigned i = first; i < ld->depth && off < sizeof chain; i++)
+        off += (size_t)snprintf(chain + off, sizeof chain - off, "%s -> ",
+                                ld->stack[i]);
+    if (off < sizeof chain)
+        snprintf(chain + off, sizeof chain - off, "%s", ld->stack[first]);
+    return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_EINCLUDE, at,
+                         "include cycle: %s", chain);
+}
+
+/* Parses a file (reading it unless text is given), then its includes, then
+ * appends it: the files list ends up in lowering order. */
+static int load_tree(loader *ld, const char *shown, const char *text,
+                     size_t len, cudag__pos at)
+{
+    cudag__arena *a = &ld->src->arena;
+    if (!shown)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
+                             "out of memory");
+    const char *real = NULL;
+    if (!text) {
+        char rbuf[PATH_MAX];
+        real = realpath(shown, rbuf) ? cudag__arena_strdup(a, rbuf)
+                                     : cudag__arena_strdup(a, shown);
+        if (!real)
+            return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
+                                 "out of memory");
+        for (unsigned i = 0; i < ld->depth; i++)
+            if (ld->stack_real[i] && strcmp(ld->stack_real[i], real) == 0)
+                return include_cycle(ld, real, at);
+        if (cudag__map_get(&ld->loaded, real, NULL))
+            return CUDAG_OK;    /* included before: read once */
+    }
+    if (ld->depth > CUDAG__MAX_INCLUDE_DEPTH)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
+                             "includes nested deeper than %u",
+                             CUDAG__MAX_INCLUDE_DEPTH);
+    if (ld->src->nfiles >= CUDAG__MAX_FILES)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
+                             "more than %u files included",
+                             CUDAG__MAX_FILES);
+    char *buf = NULL;
+    if (!text) {
+        int rc = read_file(a, shown, at, ld->d, &buf, &len);
+        if (rc != CUDAG_OK)
+            return rc;
+        text = buf;
+    }
+    const char *path = cudag__arena_strdup(a, shown);
+    const char *dir = path ? dir_of(a, path) : NULL;
+    if (!dir)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
+                             "out of memory");
+    cudag__doc *root;
+    int rc = cudag__parse(a, path, text, len, &root, ld->d);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (real && cudag__map_put(&ld->loaded, real, 0) != CUDAG_OK)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
+                             "out of memory");
+    if (root && root->type == CUDAG__DOC_MAP) {
+        ld->stack[ld->depth] = path;
+        ld->stack_real[ld->depth] = real;
+        ld->depth++;
+        rc = load_includes(ld, root, dir);
+        ld->depth--;
+        if (rc != CUDAG_OK)
+            return rc;
+    }
+    cudag__file *f = cudag__vec_push((void **)&ld->src->files, &ld->src->nfiles,
+                                     &ld->src->cfiles, sizeof *f);
+    if (!f)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
+                             "out of memory");
+    f->path = path;
+    f->dir = dir;
+    f->real = real;
+    f->root = root;
+    return CUDAG_OK;
+}
+
+void cudag__source_free(cudag__source *s)
+{
+    if (!s)
+        return;
+    cudag__free(s->files);
+    cudag__arena_free(&s->arena);
+    cudag__free(s);
+}
+
+static const char **copy_list(cudag__arena *a, const char *const *list)
+{
+    size_t n = 0;
+    while (list && list[n])
+        n++;
+    const char **out = cudag__arena_alloc(a, (n + 1) * sizeof *out);
+    for (size_t i = 0; out && i < n; i++)
+        if (!(out[i] = cudag__arena_strdup(a, list[i])))
+            return NULL;
+    return out;
+}
+
+/* Reads the top file and everything it includes.  On error *out is NULL. */
+static int load_source(const char *path, const char *text, size_t len,
+                       const cudag_options *opts, cudag__source **out,
+                       cudag__diag *d)
+{
+    *out = NULL;
+    cudag__source *src = cudag__calloc(1, sizeof *src);
+    if (!src)
+        return cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, CUDAG__NOPOS,
+                             "out of memory");
+    bool has_opts = opts != NULL;
+    loader ld;
+    memset(&ld, 0, sizeof ld);
+    ld.src = src;
+    ld.d = d;
+    ld.include_dirs = has_opts ? opts->include_dirs : NULL;
+    src->flags = has_opts ? opts->flags : 0;
+    src->defines = copy_list(&src->arena, has_opts ? opts->defines : NULL);
+    int rc;
+    if (!src->defines) {
+        rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, CUDAG__NOPOS,
+                           "out of memory");
+    } else {
+        char *shown = cudag__arena_strdup(&src->arena, path);
+        /* Text given in memory has no canonical path: it is never an
+         * include target, so no cycle can pass through it. */
+        rc = load_tree(&ld, shown, text, len, CUDAG__NOPOS);
+    }
+    cudag__map_free(&ld.loaded);
+    if (rc != CUDAG_OK) {
+        cudag__source_free(src);
+        return rc;
+    }
+    *out = src;
+    return CUDAG_OK;
+}
+
+/* ---- defines ------------------------------------------------------------- */
+
+static int add_defines(cudag__lower *lw, const char *const *defs,
+                       const char *where)
+{
+    for (size_t i = 0; defs && defs[i]; i++) {
+        const char *s = defs[i];
+        const char *eq = strchr(s, '=');
+        cudag__pos pos = {where, 1, 1};
+        if (!eq || !cudag__is_ident(s, (size_t)(eq - s)))
+            return cudag__lerr(lw, CUDAG_EINVAL, pos,
+                               "-D '%s': expected NAME=VALUE", s);
+        cudag__define *df = &lw->defs[lw->ndefs++];
+        df->name = cudag__arena_strndup(&lw->scratch, s, (size_t)(eq - s));
+        df->expr = cudag__arena_strdup(&lw->scratch, eq + 1);
+        if (!df->name || !df->expr)
+            return cudag__lerr(lw, CUDAG_ENOMEM, pos, "out of memory");
+        df->len = strlen(df->expr);
+        pos.col = (uint32_t)(eq - s) + 2;
+        df->pos = pos;
+    }
+    return CUDAG_OK;
+}
+
+/* The defines of the options, then those of cudag_exec_set_var. */
+static int parse_defines(cudag__lower *lw, const char *const *defs,
+                         const char *const *extra)
+{
+    size_t n = 0, m = 0;
+    while (defs && defs[n])
+        n++;
+    while (extra && extra[m])
+        m++;
+    n += m;
+    lw->defs = cudag__arena_alloc(&lw->scratch, (n + 1) * sizeof *lw->defs);
+    if (!lw->defs)
+        return cudag__lerr(lw, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    int rc = add_defines(lw, defs, "<command line>");
+    if (rc == CUDAG_OK)
+        rc = add_defines(lw, extra, "<cudag_exec_set_var>");
+    return rc;
+}
+
+/* The last define of `name` wins, as on a compiler's command line. */
+static cudag__define *find_define(cudag__lower *lw, const char *name)
+{
+    for (uint32_t i = lw->ndefs; i-- > 0;)
+        if (strcmp(lw->defs[i].name, name) == 0)
+            return &lw->defs[i];
+    return NULL;
+}
+
+/* ---- sections -------------------------------------------------------------- */
+
+static const char *const top_keys[] = {
+    "cudag", "name", "description", "include", "vars",
+    "modules", "kernels", "buffers", "nodes", "edges",
+};
+
+static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
+{
+    cudag__pos start = {f->path, 1, 1};
+    if (!f->root)
+        return cudag__lerr(lw, CUDAG_EKEY, start,
+                           "empty file: a cudag file starts with 'cudag: %d'",
+                           CUDAG_FORMAT_VERSION);
+    if (!cudag__want(lw, f->root, CUDAG__DOC_MAP, "a cudag file"))
+        return CUDAG_EKEY;
+    cudag__check_keys(lw, f->root, top_keys,
+                      sizeof top_keys / sizeof *top_keys, "the top level");
+    const cudag__doc *v = cudag__doc_get(f->root, "cudag");
+    if (!v)
+        return cudag__lerr(lw, CUDAG_EKEY, f->root->pos,
+                           "missing 'cudag: %d' (the format version)",
+                           CUDAG_FORMAT_VERSION);
+    if (v->type != CUDAG__DOC_SCALAR || strcmp(v->str, "1") != 0)
+        return cudag__lerr(lw, CUDAG_EKEY, v->pos,
+                           "unsupported format version '%s' (this cudag reads "
+                           "version %d)",
+                           v->type == CUDAG__DOC_SCALAR ? v->str : "?",
+                           CUDAG_FORMAT_VERSION);
+    const cudag__doc *name = cudag__doc_get(f->root, "name");
+    if (name && cudag__want(lw, name, CUDAG__DOC_SCALAR, "name")) {
+        if (name->len == 0 || name->len > CUDAG__MAX_NAME)
+            return cudag__lerr(lw, CUDAG_EKEY, name->pos,
+                               "a graph name has 1 to %u bytes",
+                               CUDAG__MAX_NAME);
+        if (top && !(lw->g->name = cudag__arena_strdup(&lw->g->arena, name->str)))
+            return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
+    }
+    return CUDAG_OK;
+}
+
+static void lower_vars(cudag__lower *lw, const cudag__file *f)
+{
+    const cudag__doc *vars = cudag__doc_get(f->root, "vars");
+    if (!vars || !cudag__want(lw, vars, CUDAG__DOC_MAP, "vars"))
+        return;
+    for (uint32_t i = 0; i < vars->n && !cudag__diag_full(lw->d); i++) {
+        const cudag__doc *k = vars->items[2 * i], *v = vars->items[2 * i + 1];
+        if (!name_ok(lw, k, "variable"))
+            continue;
+        int64_t value;
+        cudag__define *df = find_define(lw, k->str);
+        int rc;
+        if (df) {
+            cudag__scope sc = {lw->g, NULL};
+            df->used = true;
+            rc = cudag__expr_eval(df->expr, df->len, df->pos, &sc, lw->d, &value);
+        } else {
+            rc = cudag__eval(lw, v, NULL, &value);
+        }
+        cudag__var *var;
+        if (rc != CUDAG_OK)
+            continue;
+        cudag_error e;
+        if (cudag__add_var(lw->g, k->str, k->pos, &var, &e) != CUDAG_OK) {
+            cudag__lerr(lw, e.code, k->pos, "%s", e.message);
+            continue;
+        }
+        var->value = value;
+        var->overridden = df != NULL;
+    }
+}
+
+static void lower_modules(cudag__lower *lw, const cudag__file *f)
+{
+    const cudag__doc *mods = cudag__doc_get(f->root, "modules");
+    if (!mods || !cudag__want(lw, mods, CUDAG__DOC_MAP, "modules"))
+        return;
+    static const char *const keys[] = {"path"};
+    for (uint32_t i = 0; i < mods->n && !cudag__diag_full(lw->d); i++) {
+        const cudag__doc *k = mods->items[2 * i], *v = mods->items[2 * i + 1];
+        if (!name_ok(lw, k, "module"))
+            continue;
+        const cudag__doc *p = v;
+        if (v->type == CUDAG__DOC_MAP) {
+            cudag__check_keys(lw, v, keys, 1, "a module");
+            p = cudag__doc_get(v, "path");
+            if (!p) {
+                cudag__lerr(lw, CUDAG_EKEY, v->pos, "module '%s' has no path",
+                            k->str);
+                continue;
+            }
+        }
+        if (!cudag__want(lw, p, CUDAG__DOC_SCALAR, "a module's path"))
+            continue;
+        if (p->len == 0) {
+            cudag__lerr(lw, CUDAG_EKEY, p->pos, "module '%s' has an empty path",
+                        k->str);
+            continue;
+        }
+        const char *path = join(&lw->g->arena, f->dir, p->str);
+        cudag__module *m;
+        cudag_error e;
+        if (!path) {
+            cudag__lerr(lw, CUDAG_ENOMEM, p->pos, "out of memory");
+        } else if (cudag__add_module(lw->g, k->str, k->pos, &m, &e) != CUDAG_OK) {
+            cudag__lerr(lw, e.code, k->pos, "%s", e.message);
+        } else {
+            m->path = path;
+        }
+    }
+}
+
+static int lower_params(cudag__lower *lw, const cudag__doc *k,
+                        const cudag__doc *params, cudag__sig *s)
+{
+    cudag_graph *g = lw->g;
+    if (params->type == CUDAG__DOC_SCALAR && params->len == 0)
+        return CUDAG_OK;    /* `params:` with nothing: no parameters */
+    if (params->type == CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EKEY, params->pos,
+                           "params must be a mapping {name: type} or a list "
+                           "of types, not a scalar");
+    uint32_t n = params->n;
+    if (n > CUDAG__MAX_ARGS)
+        return cudag__lerr(lw, CUDAG_ELIMIT, params->pos,
+                           "kernel '%s' has %u parameters (at most %u)",
+                           k->str, n, CUDAG__MAX_ARGS);
+    s->types = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *s->types);
+    s->pnames = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *s->pnames);
+    if (!s->types || !s->pnames)
+        return cudag__lerr(lw, CUDAG_ENOMEM, params->pos, "out of memory");
+    bool map = params->type == CUDAG__DOC_MAP;
+    for (uint32_t i = 0; i < n; i++) {
+        const cudag__doc *t = map ? params->items[2 * i + 1] : params->items[i];
+        const cudag__doc *pn = map ? params->items[2 * i] : NULL;
+        if (pn && !name_ok(lw, pn, "parameter"))
+            return CUDAG_EKEY;
+        if (t->type != CUDAG__DOC_SCALAR)
+            return cudag__lerr(lw, CUDAG_ETYPE, t->pos,
+                               "a parameter type must be a scalar, not %s",
+                               cudag__doc_what(t));
+        cudag_type ty = cudag__type_parse(t->str, t->len);
+        if (ty == CUDAG_TYPE_NONE) {
+            static const char *const names[] = {
+                "ptr", "i8", "u8", "i16", "u16", "i32", "u32",
+                "i64", "u64", "f16", "bf16", "f32", "f64"};
+            const char *best = cudag__suggest(t->str, names, 13);
+            return cudag__lerr(lw, CUDAG_ETYPE, t->pos,
+                               "unknown type '%s'%s%s%s", t->str,
+                               best ? " (did you mean '" : "",
+                               best ? best : "", best ? "'?)" : "");
+        }
+        s->types[i] = ty;
+        s->pnames[i] = pn ? pn->str : cudag__arena_printf(&g->arena, "p%u", i);
+        if (!s->pnames[i])
+            return cudag__lerr(lw, CUDAG_ENOMEM, t->pos, "out of memory");
+    }
+    s->nparams = n;
+    return CUDAG_OK;
+}
+
+static void lower_kernels(cudag__lower *lw, const cudag__file *f,
+                          uint32_t file_first_module, uint32_t file_nmodules)
+{
+    const cudag__doc *ks = cudag__doc_get(f->root, "kernels");
+    if (!ks || !cudag__want(lw, ks, CUDAG__DOC_MAP, "kernels"))
+        return;
+    static const char *const keys[] = {"module", "symbol", "params", "pdl"};
+    cudag_graph *g = lw->g;
+    for (uint32_t i = 0; i < ks->n && !cudag__diag_full(lw->d); i++) {
+        const cudag__doc *k = ks->items[2 * i], *v = ks->items[2 * i + 1];
+        if (!name_ok(lw, k, "kernel") ||
+            !cudag__want(lw, v, CUDAG__DOC_MAP, "a kernel signature"))
+            continue;
+        if (cudag__check_keys(lw, v, keys, 4, "a kernel signature"))
+            continue;
+        const cudag__doc *mod = cudag__doc_get(v, "module");
+        const cudag__doc *sym = cudag__doc_get(v, "symbol");
+        const cudag__doc *params = cudag__doc_get(v, "params");
+        const cudag__doc *pdl = cudag__doc_get(v, "pdl");
+        uint32_t m = CUDAG__NONE;
+        if (mod) {
+            if (!cudag__want(lw, mod, CUDAG__DOC_SCALAR, "module"))
+                continue;
+            m = cudag__find_module(g, mod->str);
+            if (m == CUDAG__NONE) {
+                const char **names = cudag__malloc((g->nmodules + 1) * sizeof *names);
+                for (uint32_t j = 0; names && j < g->nmodules; j++)
+                    names[j] = g->modules[j].name;
+                const char *best = names ? cudag__suggest(mod->str, names, g->nmodules) : NULL;
+                if (best)
+                    cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
+                                "unknown module '%s' (did you mean '%s'?)",
+                                mod->str, best);
+                else
+                    cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
+                                "unknown module '%s'", mod->str);
+                cudag__free(names);
+                continue;
+            }
+        } else if (file_nmodules == 1) {
+            m = file_first_module;
+        } else if (g->nmodules == 1) {
+            m = 0;
+        } else {
+            cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                        "kernel '%s' needs 'module:' (%u modules are declared)",
+                        k->str, g->nmodules);
+            continue;
+        }
+        if (sym && (!cudag__want(lw, sym, CUDAG__DOC_SCALAR, "symbol") ||
+                    sym->len == 0))
+            continue;
+        bool is_pdl = false;
+        if (pdl && !parse_bool(pdl, &is_pdl)) {
+            cudag__lerr(lw, CUDAG_EKEY, pdl->pos,
+                        "pdl must be true or false");
+            continue;
+        }
+        if (!params) {
+            cudag__lerr(lw, CUDAG_EKEY, v->pos,
+                        "kernel '%s' has no params (write 'params: {}' for "
+                        "none)",
+                        k->str);
+            continue;
+        }
+        cudag__sig tmp;
+        memset(&tmp, 0, sizeof tmp);
+        if (lower_params(lw, k, params, &tmp) != CUDAG_OK)
+            continue;
+        cudag__sig *s;
+        cudag_error e;
+        if (cudag__add_sig(g, k->str, k->pos, &s, &e) != CUDAG_OK) {
+            cudag__lerr(lw, e.code, k->pos, "%s", e.message);
+            continue;
+        }
+        s->symbol = sym ? sym->str : s->name;
+        s->module = m;
+        s->nparams = tmp.nparams;
+        s->types = tmp.types;
+        s->pnames = tmp.pnames;
+        s->pdl = is_pdl;
+    }
+}
+
+static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
+{
+    const cudag__doc *init = cudag__doc_get(v, "init");
+    const cudag__doc *seed = cudag__doc_get(v, "seed");
+    const cudag__doc *range = cudag__doc_get(v, "range");
+    b->init.kind = CUDAG_INIT_NONE;
+    if (init) {
+        double c;
+        if (!cudag__want(lw, init, CUDAG__DOC_SCALAR, "init"))
+            return CUDAG_EKEY;
+        if (strcmp(init->str, "zero") == 0) {
+            b->init.kind = CUDAG_INIT_ZERO;
+        } else if (strcmp(init->str, "iota") == 0) {
+            b->init.kind = CUDAG_INIT_IOTA;
+        } else if (strcmp(init->str, "random") == 0) {
+            b->init.kind = CUDAG_INIT_RANDOM;
+            b->init.seed = 1;
+            b->init.lo = -1.0;
+            b->init.hi = 1.0;
+        } else if (cudag__parse_float(init->str, init->len, &c)) {
+            b->init.kind = CUDAG_INIT_CONST;
+            b->init.value = c;
+        } else {
+            int64_t iv;
+            cudag__diag quiet = *lw->d;
+            /* An integer expression is a constant; anything else gets the
+             * list of what init takes rather than an expression error. */
+            quiet.fn = NULL;
+            quiet.first = NULL;
+            cudag__scope sc = {lw->g, NULL};
+            if (cudag__expr_eval(init->str, init->len, init->pos, &sc, &quiet,
+                                 &iv) != CUDAG_OK) {
+                static const char *const words[] = {"zero", "iota", "random"};
+                const char *best = cudag__suggest(init->str, words, 3);
+                return cudag__lerr(lw, CUDAG_EKEY, init->pos,
+                                   "init must be zero, iota, random or a "
+                                   "number, not '%s'%s%s%s",
+                                   init->str, best ? " (did you mean '" : "",
+                                   best ? best : "", best ? "'?)" : "");
+            }
+            b->init.kind = CUDAG_INIT_CONST;
+            b->init.value = (double)iv;
+        }
+    }
+    if ((seed || range) && b->init.kind != CUDAG_INIT_RANDOM)
+        return cudag__lerr(lw, CUDAG_EKEY, (seed ? seed : range)->pos,
+                           "'%s' only goes with 'init: random'",
+                           seed ? "seed" : "range");
+    if (seed) {
+        int64_t s;
+        if (cudag__eval(lw, seed, NULL, &s) != CUDAG_OK)
+            return CUDAG_EEXPR;
+        if (s < 0)
+            return cudag__lerr(lw, CUDAG_ERANGE, seed->pos,
+                               "seed must not be negative");
+        b->init.seed = (uint64_t)s;
+    }
+    if (range) {
+        if (range->type != CUDAG__DOC_SEQ || range->n != 2)
+            return cudag__lerr(lw, CUDAG_EKEY, range->pos,
+                               "range must be a list of two numbers [lo, hi]");
+        double lim[2];
+        for (int j = 0; j < 2; j++) {
+            const cudag__doc *x = range->items[j];
+            int64_t iv;
+            if (x->type == CUDAG__DOC_SCALAR &&
+                cudag__parse_float(x->str, x->len, &lim[j]))
+                continue;
+            if (cudag__eval(lw, x, NULL, &iv) != CUDAG_OK)
+                return CUDAG_EEXPR;
+            lim[j] = (double)iv;
+        }
+        if (!(lim[0] < lim[1]))
+            return cudag__lerr(lw, CUDAG_ERANGE, range->pos,
+                               "range [%g, %g] is empty: lo must be below hi",
+                               lim[0], lim[1]);
+        b->init.lo = lim[0];
+        b->init.hi = lim[1];
+    }
+    return CUDAG_OK;
+}
+
+static void lower_buffers(cudag__lower *lw, const cudag__file *f)
+{
+    const cudag__doc *bufs = cudag__doc_get(f->root, "buffers");
+    if (!bufs || !cudag__want(lw, bufs, CUDAG__DOC_MAP, "buffers"))
+        return;
+    static const char *const keys[] = {"type", "count", "init", "seed", "range"};
+    for (uint32_t i = 0; i < bufs->n && !cudag__diag_full(lw->d); i++) {
+        const cudag__doc *k = bufs->items[2 * i], *v = bufs->items[2 * i + 1];
+        if (!name_ok(lw, k, "buffer") ||
+            !cudag__want(lw, v, CUDAG__DOC_MAP, "a buffer"))
+            continue;
+        if (cudag__check_keys(lw, v, keys, 5, "a buffer"))
+            continue;
+        const cudag__doc *type = cudag__doc_get(v, "type");
+        const cudag__doc *count = cudag__doc_get(v, "count");
+        if (!type || !count) {
+            cudag__lerr(lw, CUDAG_EKEY, k->pos, "buffer '%s' needs '%s'",
+                        k->str, type ? "count" : "type");
+            continue;
+        }
+        if (!cudag__want(lw, type, CUDAG__DOC_SCALAR, "a buffer's type"))
+            continue;
+        cudag_type ty = cudag__type_parse(type->str, type->len);
+        if (ty == CUDAG_TYPE_NONE || ty == CUDAG_TYPE_PTR) {
+            static const char *const names[] = {
+                "i8", "u8", "i16", "u16", "i32", "u32",
+                "i64", "u64", "f16", "bf16", "f32", "f64"};
+            const char *best = cudag__suggest(type->str, names, 12);
+            cudag__lerr(lw, CUDAG_ETYPE, type->pos,
+                        "'%s' is not an element type%s%s%s", type->str,
+                        best ? " (did you mean '" : "", best ? best : "",
+                        best ? "'?)" : "");
+            continue;
+        }
+        int64_t n;
+        if (cudag__eval(lw, count, NULL, &n) != CUDAG_OK)
+            continue;
+        if (n < 1) {
+            cudag__lerr(lw, CUDAG_ERANGE, count->pos,
+                        "buffer '%s' needs a count of at least 1, not %lld",
+                        k->str, (long long)n);
+            continue;
+        }
+        cudag__buffer tmp;
+        memset(&tmp, 0, sizeof tmp);
+        if (lower_init(lw, v, &tmp) != CUDAG_OK)
+            continue;
+        cudag__buffer *b;
+        cudag_error e;
+        if (cudag__add_buffer(lw->g, k->str, k->pos, &b, &e) != CUDAG_OK) {
+            cudag__lerr(lw, e.code, k->pos, "%s", e.message);
+            continue;
+        }
+        b->type = ty;
+        b->count = (uint64_t)n;
+        b->count_pos = count->pos;
+        b->init = tmp.init;
+    }
+}
+
+/* ---- the whole front end ------------------------------------------------ */
+
+static int lower_all(cudag__lower *lw)
+{
+    cudag__source *src = lw->src;
+    for (uint32_t i = 0; i < src->nfiles; i++) {
+        lw->file = i;
+        lower_header(lw, &src->files[i], i + 1 == src->nfiles);
+    }
+    if (lw->d->nerr)
+        return lw->d->first_code;
+    /* Section by section across files, so that every file may use the
+     * variables, kernels and buffers of the files it includes. */
+    for (uint32_t i = 0; i < src->nfiles; i++)
+        lower_vars(lw, &src->files[i]);
+    for (uint32_t i = 0; i < lw->ndefs; i++) {
+        cudag__define *df = &lw->defs[i];
+        if (df->used || find_define(lw, df->name) != df)
+            continue;
+        const char **names = cudag__malloc((lw->g->nvars + 1) * sizeof *names);
+        for (uint32_t j = 0; names && j < lw->g->nvars; j++)
+            names[j] = lw->g->vars[j].name;
+        const char *best = names ? cudag__suggest(df->name, names, lw->g->nvars) : NULL;
+        cudag__pos pos = df->pos;
+        pos.col = 1;
+        cudag__lerr(lw, CUDAG_EUNKNOWN, pos,
+                    "-D %s: the graph has no variable '%s'%s%s%s", df->name,
+                    df->name, best ? " (did you mean '" : "", best ? best : "",
+                    best ? "'?)" : "");
+        cudag__free(names);
+    }
+    for (uint32_t i = 0; i < src->nfiles; i++) {
+        uint32_t first = lw->g->nmodules;
+        lower_modules(lw, &src->files[i]);
+        lower_kernels(lw, &src->files[i], first, lw->g->nmodules - first);
+    }
+    for (uint32_t i = 0; i < src->nfiles; i++)
+        lower_buffers(lw, &src->files[i]);
+    if (!cudag__diag_full(lw->d))
+        cudag__lower_nodes(lw);
+    return lw->d->nerr ? lw->d->first_code : CUDAG_OK;
+}
+
+static const char *base_name(cudag__arena *a, const char *path)
+{
+    const char *s = strrchr(path, '/');
+    s = s ? s + 1 : path;
+    const char *dot = strrchr(s, '.');
+    size_t n = dot && dot != s ? (size_t)(dot - s) : strlen(s);
+    return cudag__arena_strndup(a, s, n);
+}
+
+/* Lowers src into a new graph and checks it.  The graph does not take src. */
+static int lower_source(cudag__source *src, const char *const *extra,
+                        bool check, cudag_graph **out, cudag__diag *d)
+{
+    *out = NULL;
+    const cudag__file *top = &src->files[src->nfiles - 1];
+    cudag_graph *g = cudag__graph_new(NULL);
+    cudag__lower lw;
+    memset(&lw, 0, sizeof lw);
+    lw.g = g;
+    lw.src = src;
+    lw.d = d;
+    int rc;
+    if (!g || !(g->name = base_name(&g->arena, top->path))) {
+        rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, CUDAG__NOPOS,
+                           "out of memory");
+    } else {
+        rc = parse_defines(&lw, src->defines, extra);
+        if (rc == CUDAG_OK)
+            rc = lower_all(&lw);
+        if (rc == CUDAG_OK && check)
+            rc = cudag__check(g, d);
+        if (rc == CUDAG_OK && d->nerr)
+            rc = d->first_code;
+    }
+    cudag__free(lw.pend);
+    cudag__free(lw.ranges);
+    cudag__map_free(&lw.range_map);
+    cudag__arena_free(&lw.scratch);
+    if (rc != CUDAG_OK) {
+        cudag_graph_destroy(g);
+        return rc;
+    }
+    *out = g;
+    return CUDAG_OK;
+}
+
+int cudag__load(const char *path, const char *text, size_t len,
+                const cudag_options *opts, cudag_graph **out, cudag__diag *d)
+{
+    cudag__source *src;
+    *out = NULL;
+    int rc = load_source(path, text, len, opts, &src, d);
+    if (rc != CUDAG_OK)
+        return rc;
+    bool check = !(opts && (opts->flags & CUDAG_NO_CHECK));
+    cudag_graph *g;
+    rc = lower_source(src, NULL, check, &g, d);
+    if (rc != CUDAG_OK) {
+        cudag__source_free(src);
+        return rc;
+    }
+    g->source = src;
+    *out = g;
+    return CUDAG_OK;
+}
+
+int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
+                   cudag_graph **out, cudag_error *err)
+{
+    *out = NULL;
+    cudag__error_clear(err);
+    if (!g->source)
+        return cudag__fail_at(err, CUDAG_ENOTSUP, CUDAG__NOPOS,
+                              "variables can change only in a graph loaded "
+                              "from YAML");
+    if (!name || cudag__find_var(g, name) == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "the graph has no variable '%s'",
+                              name ? name : "(null)");
+    cudag__diag d;
+    cudag__diag_init(&d, NULL, err);
+    d.flags = g->source->flags;
+    /* The values set before, then this one: the last define of a name wins. */
+    const char **ov = cudag__calloc(g->noverrides + 2, sizeof *ov);
+    char *mine = NULL;
+    if (ov) {
+        for (uint32_t i = 0; i < g->noverrides; i++)
+            ov[i] = g->overrides[i];
+        size_t n = strlen(name) + 32;
+        mine = cudag__malloc(n);
+        if (mine)
+            snprintf(mine, n, "%s=%lld", name, (long long)value);
+        ov[g->noverrides] = mine;
+    }
+    int rc;
+    cudag_graph *ng = NULL;
+    if (!ov || !mine)
+        rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    else
+        rc = lower_source(g->source, ov, true, &ng, &d);
+    if (rc == CUDAG_OK) {
+        ng->source = g->source;
+        ng->source_borrowed = true;
+        ng->overrides = copy_list(&ng->arena, ov);
+        ng->noverrides = g->noverrides + 1;
+        if (!ng->overrides) {
+            cudag_graph_destroy(ng);
+            ng = NULL;
+            rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+        }
+    }
+    if (rc == CUDAG_OK)
+        rc = cudag__diag_finish(&d);
+    cudag__free(mine);
+    cudag__free(ov);
+    *out = ng;
+    return rc;
+}
+
+/* ---- public entry points ------------------------------------------------- */
+
+static int load_public(const char *path, const char *text, size_t len,
+                       const cudag_options *opts, cudag_graph **out,
+                       cudag_error *err)
+{
+    cudag__diag d;
+    cudag__diag_init(&d, opts, err);
+    if (!out)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "the out pointer is NULL");
+    *out = NULL;
+    if (!path)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "no file name given");
+    int rc = cudag__load(path, text, len, opts, out, &d);
+    int first = cudag__diag_finish(&d);
+    return first != CUDAG_OK ? first : rc;
+}
+
+int cudag_load_file(const char *path, const cudag_options *opts,
+                    cudag_graph **out, cudag_error *err)
+{
+    return load_public(path, NULL, 0, opts, out, err);
+}
+
+int cudag_load_string(const char *text, size_t len, const char *name,
+                      const cudag_options *opts, cudag_graph **out,
+                      cudag_error *err)
+{
+    if (!text) {
+        cudag__error_clear(err);
+        if (out)
+            *out = NULL;
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS, "text is NULL");
+    }
+    return load_public(name ? name : "<string>", text, len, opts, out, err);
+}

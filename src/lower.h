@@ -23,8 +23,10 @@ int cudag__load(const char *path, const char *text, size_t len,
 
 /*
  * Lowers g's sources again with variable `name` set to `value` (on top of the
- * defines g was loaded with) and checks the result.  CUDAG_ENOTSUP for a
- * graph built through the C API.  On error *out is NULL.
+ * defines g was loaded with and the values given to g by earlier relowers)
+ * and checks the result.  The new graph borrows g's source: g (or the graph
+ * g borrowed from) must outlive it.  CUDAG_ENOTSUP for a graph built through
+ * the C API.  On error *out is NULL.
  */
 int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
                    cudag_graph **out, cudag_error *err);

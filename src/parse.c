@@ -1,3 +1,454 @@
-/* parse.c — placeholder until the stage lands. */
-#include "ir.h"
-#include "lower.h"
+/* parse.c — YAML text to a document tree, through libyaml's event parser.
+ *
+ * Accepted input: one YAML document (an empty stream is an empty file) whose
+ * nodes are scalars, sequences and mappings with scalar keys.  On top of what
+ * libyaml checks:
+ *   - anchors and aliases: an alias shares the anchored node; an alias to a
+ *     node that is still open (a recursive structure) is an error;
+ *   - merge keys: `<<: *map` or `<<: [*a, *b]` in a mapping inserts the pairs
+ *     of the merged mappings whose keys the mapping does not write itself,
+ *     earlier merged mappings winning over later ones, at the place of `<<`;
+ *   - a key written twice in one mapping is an error;
+ *   - limits: file size, nesting depth, and the size of the tree with
+ *     aliases expanded (a "billion laughs" file is refused in bounded memory,
+ *     since nothing is copied to measure it).
+ * Positions are converted from libyaml's 0-based marks here, and only here.
+ */
+#include "parse.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct frame {
+    cudag__doc *node;
+    cudag__doc **items;         /* growing children (2 per pair in a map) */
+    uint32_t n, cap;
+    const char *anchor;         /* anchor of this container, if any */
+} frame;
+
+typedef struct anchor {
+    const char *name;
+    cudag__doc *node;           /* NULL while the anchored node is open */
+} anchor;
+
+typedef struct parser {
+    cudag__arena *a;
+    const char *file;
+    cudag__diag *d;
+    frame stack[CUDAG__MAX_DEPTH + 1];
+    uint32_t depth;
+    anchor *anchors;
+    uint32_t nanchors, canchors;
+    cudag__map anchor_map;      /* anchor name → index into anchors */
+    cudag__doc *root;
+} parser;
+
+static cudag__pos mark_pos(const parser *p, yaml_mark_t m)
+{
+    cudag__pos pos = {p->file, (uint32_t)m.line + 1, (uint32_t)m.column + 1};
+    return pos;
+}
+
+static int oom(parser *p, cudag__pos pos)
+{
+    return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, pos,
+                         "out of memory");
+}
+
+/* Anchors may be redefined later in a file (YAML allows it): the newest
+ * definition wins for the aliases that follow. */
+static int anchor_open(parser *p, const char *name, cudag__pos pos)
+{
+    char *copy = cudag__arena_strdup(p->a, name);
+    anchor *an = copy ? cudag__vec_push((void **)&p->anchors, &p->nanchors,
+                                        &p->canchors, sizeof *an)
+                      : NULL;
+    if (!an)
+        return oom(p, pos);
+    an->name = copy;
+    if (cudag__map_put(&p->anchor_map, copy, p->nanchors - 1) != CUDAG_OK) {
+        p->nanchors--;
+        return oom(p, pos);
+    }
+    return CUDAG_OK;
+}
+
+static void anchor_close(parser *p, const char *name, cudag__doc *node)
+{
+    uint32_t i;
+    if (name && cudag__map_get(&p->anchor_map, name, &i))
+        p->anchors[i].node = node;
+}
+
+static int add_child(parser *p, cudag__doc *child)
+{
+    if (p->depth == 0) {
+        p->root = child;
+        return CUDAG_OK;
+    }
+    frame *f = &p->stack[p->depth - 1];
+    if (f->n == f->cap) {
+        uint32_t ncap = f->cap ? f->cap * 2 : 8;
+        cudag__doc **ni = cudag__arena_alloc(p->a, ncap * sizeof *ni);
+        if (!ni)
+            return oom(p, child->pos);
+        if (f->n)
+            memcpy(ni, f->items, f->n * sizeof *ni);
+        f->items = ni;      /* the old array stays in the arena: amortised */
+        f->cap = ncap;
+    }
+    f->items[f->n++] = child;
+    return CUDAG_OK;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int check_weight(parser *p, const cudag__doc *n)
+{
+    if (n->weight > CUDAG__MAX_EXPANDED)
+        return cudag__report(
+            p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, n->pos,
+            "the document expands to more than %u nodes through aliases "
+            "(an alias bomb?)",
+            CUDAG__MAX_EXPANDED);
+    return CUDAG_OK;
+}
+
+static bool is_merge_key(const cudag__doc *k)
+{
+    return k->type == CUDAG__DOC_SCALAR && k->plain && k->len == 2 &&
+           k->str[0] == '<' && k->str[1] == '<';
+}
+
+/* Applies merge keys and refuses duplicate keys in the mapping being
+ * closed.  A mapping's keys are checked with a hash set so a 100 000-node
+ * `nodes:` mapping stays linear. */
+static int finish_map(parser *p, frame *f)
+{
+    cudag__doc *m = f->node;
+    uint32_t npairs = f->n / 2;
+    bool has_merge = false;
+    for (uint32_t i = 0; i < npairs; i++) {
+        cudag__doc *k = f->items[2 * i];
+        if (k->type != CUDAG__DOC_SCALAR)
+            return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, k->pos,
+                                 "a mapping key must be a scalar, not %s",
+                                 cudag__doc_what(k));
+        if (is_merge_key(k))
+            has_merge = true;
+    }
+
+    cudag__map seen = {0};
+    int rc = CUDAG_OK;
+    for (uint32_t i = 0; i < npairs && rc == CUDAG_OK; i++) {
+        cudag__doc *k = f->items[2 * i];
+        if (is_merge_key(k))
+            continue;
+        uint32_t prev;
+        if (cudag__map_get(&seen, k->str, &prev)) {
+            const cudag__doc *pk = f->items[2 * prev];
+            rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EDUP, k->pos,
+                               "duplicate key '%s' (first at line %u)",
+                               k->str, pk->pos.line);
+        } else if (cudag__map_put(&seen, k->str, i) != CUDAG_OK) {
+            rc = oom(p, k->pos);
+        }
+    }
+
+    cudag__doc **out = f->items;
+    uint32_t nout = f->n;
+    if (rc == CUDAG_OK && has_merge) {
+        /* Worst case every merged pair is new: size the result for it. */
+        uint64_t extra = 0;
+        for (uint32_t i = 0; i < npairs; i++) {
+            cudag__doc *k = f->items[2 * i], *v = f->items[2 * i + 1];
+            if (!is_merge_key(k))
+                continue;
+            if (v->type == CUDAG__DOC_MAP) {
+                extra += v->n;
+                continue;
+            }
+            if (v->type != CUDAG__DOC_SEQ) {
+                rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, v->pos,
+                                   "a merge key '<<' takes a mapping or a "
+                                   "list of mappings, not %s",
+                                   cudag__doc_what(v));
+                break;
+            }
+            for (uint32_t j = 0; j < v->n; j++) {
+                if (v->items[j]->type != CUDAG__DOC_MAP) {
+                    rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX,
+                                       v->items[j]->pos,
+                                       "a merge key '<<' takes mappings, "
+                                       "not %s",
+                                       cudag__doc_what(v->items[j]));
+                    break;
+                }
+                extra += v->items[j]->n;
+            }
+        }
+        if (rc == CUDAG_OK && extra > CUDAG__MAX_EXPANDED)
+            rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, m->pos,
+                               "merge keys add more than %u pairs",
+                               CUDAG__MAX_EXPANDED);
+        if (rc == CUDAG_OK) {
+            out = cudag__arena_alloc(p->a, (f->n + 2 * extra) * sizeof *out);
+            if (!out)
+                rc = oom(p, m->pos);
+        }
+        nout = 0;
+        for (uint32_t i = 0; i < npairs && rc == CUDAG_OK; i++) {
+            cudag__doc *k = f->items[2 * i], *v = f->items[2 * i + 1];
+            if (!is_merge_key(k)) {
+                out[nout++] = k;
+                out[nout++] = v;
+                continue;
+            }
+            uint32_t nsrc = v->type == CUDAG__DOC_MAP ? 1 : v->n;
+            for (uint32_t s = 0; s < nsrc && rc == CUDAG_OK; s++) {
+                const cudag__doc *src = v->type == CUDAG__DOC_MAP ? v : v->items[s];
+                for (uint32_t j = 0; j < src->n; j++) {
+                    cudag__doc *mk = src->items[2 * j];
+                    /* Explicit keys and earlier merges win. */
+                    if (cudag__map_get(&seen, mk->str, NULL))
+                        continue;
+                    if (cudag__map_put(&seen, mk->str, UINT32_MAX) != CUDAG_OK) {
+                        rc = oom(p, mk->pos);
+                        break;
+                    }
+                    out[nout++] = mk;
+                    out[nout++] = src->items[2 * j + 1];
+                }
+            }
+        }
+    }
+    cudag__map_free(&seen);
+    if (rc != CUDAG_OK)
+        return rc;
+    m->items = out;
+    m->n = nout / 2;
+    m->weight = 1;
+    for (uint32_t i = 0; i < nout; i++)
+        m->weight = sat_add(m->weight, out[i]->weight);
+    return check_weight(p, m);
+}
+
+static cudag__doc *new_node(parser *p, cudag__doc_type t, cudag__pos pos)
+{
+    cudag__doc *n = cudag__arena_alloc(p->a, sizeof *n);
+    if (n) {
+        n->type = t;
+        n->pos = pos;
+        n->weight = 1;
+    }
+    return n;
+}
+
+static int on_start(parser *p, cudag__doc_type t, const yaml_event_t *ev,
+                    const yaml_char_t *anchor_name)
+{
+    cudag__pos pos = mark_pos(p, ev->start_mark);
+    if (p->depth >= CUDAG__MAX_DEPTH)
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, pos,
+                             "nesting deeper than %u levels", CUDAG__MAX_DEPTH);
+    cudag__doc *n = new_node(p, t, pos);
+    if (!n)
+        return oom(p, pos);
+    frame *f = &p->stack[p->depth++];
+    memset(f, 0, sizeof *f);
+    f->node = n;
+    if (anchor_name) {
+        int rc = anchor_open(p, (const char *)anchor_name, pos);
+        if (rc != CUDAG_OK)
+            return rc;
+        f->anchor = p->anchors[p->nanchors - 1].name;
+    }
+    return CUDAG_OK;
+}
+
+static int on_end(parser *p)
+{
+    frame *f = &p->stack[--p->depth];
+    cudag__doc *n = f->node;
+    int rc;
+    if (n->type == CUDAG__DOC_MAP) {
+        rc = finish_map(p, f);
+    } else {
+        n->items = f->items;
+        n->n = f->n;
+        for (uint32_t i = 0; i < f->n; i++)
+            n->weight = sat_add(n->weight, f->items[i]->weight);
+        rc = check_weight(p, n);
+    }
+    if (rc != CUDAG_OK)
+        return rc;
+    anchor_close(p, f->anchor, n);
+    return add_child(p, n);
+}
+
+static int on_scalar(parser *p, const yaml_event_t *ev)
+{
+    cudag__pos pos = mark_pos(p, ev->start_mark);
+    const yaml_char_t *anchor_name = ev->data.scalar.anchor;
+    size_t len = ev->data.scalar.length;
+    if (len > UINT32_MAX - 1)
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, pos,
+                             "scalar too long");
+    cudag__doc *n = new_node(p, CUDAG__DOC_SCALAR, pos);
+    char *s = n ? cudag__arena_strndup(p->a, (const char *)ev->data.scalar.value,
+                                       len)
+                : NULL;
+    if (!s)
+        return oom(p, pos);
+    n->str = s;
+    n->len = (uint32_t)len;
+    /* A scalar tagged !!str is a string even when written plain. */
+    n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+               !(ev->data.scalar.tag &&
+                 strcmp((const char *)ev->data.scalar.tag,
+                        "tag:yaml.org,2002:str") == 0);
+    if (memchr(s, '\0', len))
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
+                             "a scalar contains a NUL character");
+    if (anchor_name) {
+        int rc = anchor_open(p, (const char *)anchor_name, pos);
+        if (rc != CUDAG_OK)
+            return rc;
+        anchor_close(p, p->anchors[p->nanchors - 1].name, n);
+    }
+    return add_child(p, n);
+}
+
+static int on_alias(parser *p, const yaml_event_t *ev)
+{
+    cudag__pos pos = mark_pos(p, ev->start_mark);
+    const char *name = (const char *)ev->data.alias.anchor;
+    uint32_t i;
+    if (!cudag__map_get(&p->anchor_map, name, &i))
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EUNKNOWN, pos,
+                             "unknown anchor '*%s'", name);
+    if (!p->anchors[i].node)
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
+                             "alias '*%s' refers to a node that contains it",
+                             name);
+    return add_child(p, p->anchors[i].node);
+}
+
+static int syntax_error(parser *p, const yaml_parser_t *yp)
+{
+    cudag__pos pos = mark_pos(p, yp->problem_mark);
+    const char *problem = yp->problem ? yp->problem : "malformed YAML";
+    if (yp->error == YAML_MEMORY_ERROR)
+        return oom(p, pos);
+    if (yp->context)
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
+                             "YAML syntax error: %s %s (line %u)", problem,
+                             yp->context, (unsigned)yp->context_mark.line + 1);
+    return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
+                         "YAML syntax error: %s", problem);
+}
+
+int cudag__parse(cudag__arena *a, const char *file, const char *text,
+                 size_t len, cudag__doc **root, cudag__diag *d)
+{
+    *root = NULL;
+    cudag__pos start = {file, 1, 1};
+    if (len > CUDAG__MAX_FILE_BYTES)
+        return cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, start,
+                             "file is larger than %u bytes",
+                             CUDAG__MAX_FILE_BYTES);
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.a = a;
+    p.file = file;
+    p.d = d;
+    yaml_parser_t yp;
+    if (!yaml_parser_initialize(&yp))
+        return oom(&p, start);
+    yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
+
+    int rc = CUDAG_OK;
+    unsigned docs = 0;
+    bool done = false;
+    while (!done && rc == CUDAG_OK) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&yp, &ev)) {
+            rc = syntax_error(&p, &yp);
+            break;
+        }
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs > 1)
+                rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX,
+                                   mark_pos(&p, ev.start_mark),
+                                   "a cudag file holds one YAML document; "
+                                   "this is a second one");
+            break;
+        case YAML_MAPPING_START_EVENT:
+            rc = on_start(&p, CUDAG__DOC_MAP, &ev, ev.data.mapping_start.anchor);
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+            rc = on_start(&p, CUDAG__DOC_SEQ, &ev, ev.data.sequence_start.anchor);
+            break;
+        case YAML_MAPPING_END_EVENT:
+        case YAML_SEQUENCE_END_EVENT:
+            rc = on_end(&p);
+            break;
+        case YAML_SCALAR_EVENT:
+            rc = on_scalar(&p, &ev);
+            break;
+        case YAML_ALIAS_EVENT:
+            rc = on_alias(&p, &ev);
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&yp);
+    cudag__free(p.anchors);
+    cudag__map_free(&p.anchor_map);
+    if (rc == CUDAG_OK)
+        *root = p.root;
+    return rc;
+}
+
+const cudag__doc *cudag__doc_get(const cudag__doc *map, const char *key)
+{
+    if (!map || map->type != CUDAG__DOC_MAP)
+        return NULL;
+    for (uint32_t i = 0; i < map->n; i++)
+        if (strcmp(map->items[2 * i]->str, key) == 0)
+            return map->items[2 * i + 1];
+    return NULL;
+}
+
+cudag__pos cudag__doc_pos_at(const cudag__doc *s, size_t off)
+{
+    cudag__pos pos = s->pos;
+    if (s->type != CUDAG__DOC_SCALAR || memchr(s->str, '\n', s->len))
+        return pos;
+    /* A quoted scalar's text starts after its opening quote. */
+    pos.col += (uint32_t)off + (s->plain ? 0 : 1);
+    return pos;
+}
+
+const char *cudag__doc_what(const cudag__doc *n)
+{
+    switch (n->type) {
+    case CUDAG__DOC_SCALAR:
+        return "a scalar";
+    case CUDAG__DOC_SEQ:
+        return "a sequence";
+    case CUDAG__DOC_MAP:
+        return "a mapping";
+    }
+    return "a node";
+}

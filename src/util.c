@@ -345,6 +345,15 @@ int cudag__vreport(cudag__diag *d, cudag_severity sev, int code,
         return code;
     cudag_error e;
     fill(&e, sev, code, pos, fmt, ap);
+    uint64_t sig = UINT64_C(1469598103934665603);
+    for (const char *c = e.message; *c; c++)
+        sig = (sig ^ (unsigned char)*c) * UINT64_C(1099511628211);
+    sig ^= ((uint64_t)pos.line << 40) ^ ((uint64_t)pos.col << 20) ^
+           (uint64_t)(uintptr_t)pos.file ^ (uint64_t)(unsigned)sev;
+    for (unsigned i = 0; i < 8 && i < d->nrecent; i++)
+        if (d->recent[i] == sig)
+            return sev == CUDAG_SEV_ERROR ? code : CUDAG_OK;
+    d->recent[d->nrecent++ % 8] = sig;
     if (sev == CUDAG_SEV_ERROR) {
         if (d->nerr++ == 0) {
             d->first_code = code;
@@ -415,11 +424,14 @@ size_t cudag__edit_distance(const char *a, const char *b, size_t cap)
 const char *cudag__suggest(const char *word, const char *const *cands,
                            size_t n)
 {
-    /* A typo is at most a third of the word wrong, and at most 3 edits. */
+    /* A typo is at most about a third of the word wrong, and at most 3
+     * edits; a one-letter word has no plausible typo of another name. */
     size_t len = strlen(word);
-    size_t cap = len / 3 + 1;
+    size_t cap = (len + 1) / 3;
     if (cap > 3)
         cap = 3;
+    if (cap == 0)
+        return NULL;
     const char *best = NULL;
     size_t bestd = cap + 1;
     for (size_t i = 0; i < n; i++) {

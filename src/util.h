@@ -110,6 +110,10 @@ typedef struct cudag__diag {
     unsigned max_errors;        /* after this many, cudag__diag_full() */
     unsigned flags;             /* CUDAG_WERROR */
     int first_code;
+    /* The last few diagnostics reported, so that the same problem met again
+     * in each copy of a repeated node is reported once. */
+    uint64_t recent[8];
+    unsigned nrecent;
 } cudag__diag;
 
 void cudag__diag_init(cudag__diag *d, const cudag_options *opts,
