@@ -568,10 +568,11 @@ static bool buffer_ref(cudag__lower *lw, const cudag__doc *sc,
     }
     int64_t off;
     cudag__scope scope = {lw->g, env};
-    *rc = cudag__expr_eval(s + j + 1, sc->len - j - 1,
-                           cudag__doc_pos_at(sc, j + 1), &scope, lw->d, &off);
+    size_t x = skip_ws(s, j + 1, sc->len);
+    *rc = cudag__expr_eval(s + x, sc->len - x, cudag__doc_pos_at(sc, x),
+                           &scope, lw->d, &off);
     if (*rc == CUDAG_OK && off < 0)
-        *rc = cudag__lerr(lw, CUDAG_ERANGE, cudag__doc_pos_at(sc, j + 1),
+        *rc = cudag__lerr(lw, CUDAG_ERANGE, cudag__doc_pos_at(sc, x),
                           "a buffer offset must not be negative (%lld)",
                           (long long)off);
     if (*rc == CUDAG_OK)

@@ -16,6 +16,9 @@
  * process-wide because allocation is; tests that use it run single-threaded. */
 static long fail_countdown = -1;
 static long alloc_count;
+static long live;
+
+long cudag__alloc_live(void) { return live; }
 
 long cudag__alloc_fail_after(long n)
 {
@@ -40,28 +43,45 @@ static bool should_fail(void)
 static bool should_fail(void) { return false; }
 #endif
 
+#ifdef CUDAG_TESTING
+#define COUNT(p, delta) ((p) ? (void)(live += (delta)) : (void)0)
+#else
+#define COUNT(p, delta) ((void)0)
+#endif
+
 void *cudag__malloc(size_t n)
 {
     if (should_fail())
         return NULL;
-    return malloc(n ? n : 1);
+    void *p = malloc(n ? n : 1);
+    COUNT(p, 1);
+    return p;
 }
 
 void *cudag__calloc(size_t n, size_t size)
 {
     if (should_fail())
         return NULL;
-    return calloc(n ? n : 1, size ? size : 1);
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    COUNT(p, 1);
+    return p;
 }
 
 void *cudag__realloc(void *p, size_t n)
 {
     if (should_fail())
         return NULL;
-    return realloc(p, n ? n : 1);
+    void *q = realloc(p, n ? n : 1);
+    if (!p)
+        COUNT(q, 1);
+    return q;
 }
 
-void cudag__free(void *p) { free(p); }
+void cudag__free(void *p)
+{
+    COUNT(p, -1);
+    free(p);
+}
 
 char *cudag__strdup(const char *s)
 {

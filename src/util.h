@@ -34,6 +34,9 @@ char *cudag__strdup(const char *s);
  * turns failures off.  Returns how many allocations were made since the last
  * call, which lets a test sweep n over every allocation of an operation. */
 long cudag__alloc_fail_after(long n);
+/* Allocations made through these functions and not yet freed: a test that
+ * reads it before and after an operation sees any leak. */
+long cudag__alloc_live(void);
 #endif
 
 /* ---- arena --------------------------------------------------------- */
