@@ -266,7 +266,8 @@ typedef struct cudag_arg {
     cudag_arg_kind kind;
     const char *buffer;         /* BUFFER */
     uint64_t offset;            /* BUFFER, in elements of the buffer's type */
-    int64_t i;                  /* INT (unsigned params take the bits) */
+    int64_t i;                  /* INT: must be >= 0 for unsigned params and
+                                   fit the parameter's type */
     double f;                   /* FLOAT */
 } cudag_arg;
 

@@ -1,3 +1,386 @@
-/* dot.c — placeholder until the stage lands. */
-#include "ir.h"
-#include "lower.h"
+/* dot.c — a checked graph as Graphviz DOT: one box per node with its kernel,
+ * grid and block, edges styled by kind, the critical path in red, repetition
+ * groups as nested clusters, and a legend.  Also the growable text buffer
+ * the DOT and plan writers share (check.h). */
+#include "check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- text buffer ---------------------------------------------------------- */
+
+static bool sb_reserve(cudag__sb *b, size_t more)
+{
+    if (b->oom)
+        return false;
+    if (more < b->cap - b->len)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (more >= cap - b->len) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = cudag__realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void cudag__sb_puts(cudag__sb *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!sb_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
+void cudag__sb_printf(cudag__sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    if (!sb_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cudag__sb_dot_escape(cudag__sb *b, const char *s)
+{
+    char tmp[2] = {0, 0};
+    for (; *s; s++) {
+        if (*s == '"')
+            cudag__sb_puts(b, "\\\"");
+        else if (*s == '\\')
+            cudag__sb_puts(b, "\\\\");
+        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            continue;
+        else {
+            tmp[0] = *s;
+            cudag__sb_puts(b, tmp);
+        }
+    }
+}
+
+char *cudag__sb_finish(cudag__sb *b)
+{
+    char *p = NULL;
+    if (b->oom || !sb_reserve(b, 0)) {
+        cudag__free(b->p);
+    } else {
+        p = b->p;
+        p[b->len] = '\0';  /* text may never have been appended */
+    }
+    memset(b, 0, sizeof *b);
+    return p;
+}
+
+/* ---- DOT ---------------------------------------------------------------- */
+
+/* Attributes of each edge kind: full solid, programmatic bold dashed blue
+ * with a "PDL" label (the kind that changes what a kernel may assume, so it
+ * must stand out), launch order dotted. */
+static const char *const edge_style[3] = {
+    "",
+    "style=\"bold,dashed\", color=blue, fontcolor=blue, label=\"PDL\"",
+    "style=dotted, color=darkgreen, fontcolor=darkgreen, label=\"order\"",
+};
+
+#define CRITICAL_ATTRS "color=red, penwidth=2.5"
+
+/* "64", "64x2" or "64x2x3": trailing 1s left out. */
+static void put_dim(cudag__sb *b, const int64_t d[3])
+{
+    if (d[2] != 1)
+        cudag__sb_printf(b, "%lldx%lldx%lld", (long long)d[0], (long long)d[1],
+                         (long long)d[2]);
+    else if (d[1] != 1)
+        cudag__sb_printf(b, "%lldx%lld", (long long)d[0], (long long)d[1]);
+    else
+        cudag__sb_printf(b, "%lld", (long long)d[0]);
+}
+
+static void put_node(cudag__sb *b, const cudag_graph *g, uint32_t i,
+                     bool critical)
+{
+    const cudag__node *n = &g->nodes[i];
+    cudag__sb_printf(b, "  n%u [label=\"", i);
+    cudag__sb_dot_escape(b, n->name);
+    cudag__sb_puts(b, "\\n");
+    const char *shape = "";
+    switch (n->kind) {
+    case CUDAG_NODE_KERNEL: {
+        const cudag__kernel *k = &n->u.k;
+        cudag__sb_dot_escape(b, g->sigs[k->sig].name);
+        cudag__sb_puts(b, "\\ngrid ");
+        put_dim(b, k->grid);
+        cudag__sb_puts(b, "  block ");
+        put_dim(b, k->block);
+        if (k->smem)
+            cudag__sb_printf(b, "\\nsmem %lld", (long long)k->smem);
+        cudag__sb_puts(b, "\"");
+        break;
+    }
+    case CUDAG_NODE_MEMSET: {
+        const cudag__memset *m = &n->u.set;
+        cudag__sb_puts(b, "memset ");
+        cudag__sb_dot_escape(b, g->buffers[m->buffer].name);
+        cudag__sb_printf(b, "[%llu..%llu) = %g\"",
+                         (unsigned long long)m->offset,
+                         (unsigned long long)(m->offset + m->count), m->value);
+        shape = ", shape=parallelogram, style=filled, fillcolor=lightyellow";
+        break;
+    }
+    case CUDAG_NODE_MEMCPY: {
+        const cudag__memcpy *m = &n->u.cpy;
+        cudag__sb_puts(b, "memcpy ");
+        cudag__sb_dot_escape(b, g->buffers[m->src].name);
+        cudag__sb_printf(b, "[%llu..%llu) -> ",
+                         (unsigned long long)m->src_offset,
+                         (unsigned long long)(m->src_offset + m->count));
+        cudag__sb_dot_escape(b, g->buffers[m->dst].name);
+        cudag__sb_printf(b, "[%llu..%llu)\"",
+                         (unsigned long long)m->dst_offset,
+                         (unsigned long long)(m->dst_offset + m->count));
+        shape = ", shape=cds, style=filled, fillcolor=lightcyan";
+        break;
+    }
+    }
+    cudag__sb_printf(b, "%s%s];\n", shape, critical ? ", " CRITICAL_ATTRS : "");
+}
+
+/*
+ * Marks the critical path: the longest path by node count.  It ends at the
+ * lowest-index node on the deepest level and walks back, at each step, to
+ * the lowest-index predecessor one level up (in-edges are sorted by source),
+ * so the choice among equally long paths is deterministic.
+ */
+static void mark_critical(const cudag_graph *g, bool *node_on, bool *edge_on)
+{
+    const cudag__topo *t = &g->topo;
+    if (g->nnodes == 0)
+        return;
+    uint32_t v = 0;
+    for (uint32_t i = 1; i < g->nnodes; i++)
+        if (t->level[i] > t->level[v])
+            v = i;
+    node_on[v] = true;
+    while (t->level[v] > 0) {
+        uint32_t next = CUDAG__NONE;
+        for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
+            uint32_t e = t->in_edge[j], u = g->edges[e].from;
+            if (t->level[u] + 1 == t->level[v]) {
+                edge_on[e] = true;
+                next = u;
+                break;
+            }
+        }
+        if (next == CUDAG__NONE)
+            break; /* cannot happen in a checked graph */
+        v = next;
+        node_on[v] = true;
+    }
+}
+
+/*
+ * Writes the repetition groups as nested `subgraph cluster_…`.  The nodes
+ * are declared (with their attributes) before, at the top level; naming one
+ * inside a cluster moves it there.  The walk over the group tree keeps its
+ * own stack, so deep nesting costs no recursion.  child_start/child and
+ * node_start/member are CSR lists of each group's child groups and nodes.
+ * Groups whose parent chain never reaches a root (a malformed IR) are left
+ * out, and their nodes stay at the top level.
+ */
+static void put_clusters(cudag__sb *b, const cudag_graph *g,
+                         const uint32_t *child_start, const uint32_t *child,
+                         const uint32_t *node_start, const uint32_t *member,
+                         uint32_t *stack, uint32_t *next)
+{
+    uint32_t ng = g->ngroups;
+    for (uint32_t r = 0; r < ng; r++) {
+        uint32_t p = g->groups[r].parent;
+        if (p != CUDAG__NONE && p < ng && p != r)
+            continue;
+        uint32_t depth = 0;
+        stack[depth] = r;
+        next[depth++] = child_start[r];
+        bool entering = true;
+        while (depth > 0) {
+            uint32_t gi = stack[depth - 1];
+            if (entering) {
+                cudag__sb_printf(b, "%*ssubgraph \"cluster_%u\" {\n",
+                                 (int)(2 * depth), "", gi);
+                cudag__sb_printf(b, "%*slabel=\"", (int)(2 * depth + 2), "");
+                cudag__sb_dot_escape(b, g->groups[gi].name);
+                cudag__sb_puts(b, "\"; style=\"rounded,dashed\"; "
+                                  "color=gray50; fontcolor=gray30;\n");
+                for (uint32_t j = node_start[gi]; j < node_start[gi + 1]; j++)
+                    cudag__sb_printf(b, "%*sn%u;\n", (int)(2 * depth + 2), "",
+                                     member[j]);
+                entering = false;
+            }
+            if (next[depth - 1] < child_start[gi + 1]) {
+                uint32_t c = child[next[depth - 1]++];
+                stack[depth] = c;
+                next[depth++] = child_start[c];
+                entering = true;
+                continue;
+            }
+            cudag__sb_printf(b, "%*s}\n", (int)(2 * depth), "");
+            depth--;
+        }
+    }
+}
+
+/* Fills CSR lists (start[0..ng], items) of group → child groups or nodes. */
+static void group_lists(const cudag_graph *g, bool nodes, uint32_t *start,
+                        uint32_t *items)
+{
+    uint32_t ng = g->ngroups, n = nodes ? g->nnodes : ng;
+    memset(start, 0, ((size_t)ng + 1) * sizeof *start);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p = nodes ? g->nodes[i].group : g->groups[i].parent;
+        if (p < ng && (nodes || p != i))
+            start[p + 1]++;
+    }
+    for (uint32_t k = 0; k < ng; k++)
+        start[k + 1] += start[k];
+    /* Fill in index order, using start[p] as group p's cursor. */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p = nodes ? g->nodes[i].group : g->groups[i].parent;
+        if (p < ng && (nodes || p != i))
+            items[start[p]++] = i;
+    }
+    /* The fill advanced each start[p] to where p's list ends, which is where
+     * p + 1's begins: shift back by one. */
+    for (uint32_t k = ng; k > 0; k--)
+        start[k] = start[k - 1];
+    start[0] = 0;
+}
+
+static void put_legend(cudag__sb *b, bool critical)
+{
+    /* dot lays a cluster's unconnected parts out right to left, so they are
+     * written in reverse to read left to right. */
+    cudag__sb_puts(b,
+        "  subgraph \"cluster_legend\" {\n"
+        "    label=\"legend\"; style=rounded; color=gray70; fontsize=9;\n"
+        "    node [shape=point, width=0.05, label=\"\"];\n");
+    if (critical)
+        cudag__sb_puts(b, "    legend_a3 -> legend_b3 [label=\"critical "
+                          "path\", fontcolor=red, " CRITICAL_ATTRS "];\n");
+    cudag__sb_printf(b, "    legend_a2 -> legend_b2 [%s];\n", edge_style[2]);
+    cudag__sb_printf(b, "    legend_a1 -> legend_b1 [%s];\n", edge_style[1]);
+    cudag__sb_puts(b,
+        "    legend_a0 -> legend_b0 [label=\"full\"];\n"
+        "    node [fontsize=9, width=0.75];\n"
+        "    legend_memcpy [label=\"memcpy\", shape=cds, style=filled, "
+        "fillcolor=lightcyan];\n"
+        "    legend_memset [label=\"memset\", shape=parallelogram, "
+        "style=filled, fillcolor=lightyellow];\n"
+        "    legend_kernel [label=\"kernel\\ngrid  block\", shape=box, "
+        "style=rounded];\n"
+        "  }\n");
+}
+
+int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
+              cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (text)
+        *text = NULL;
+    if (!g || !text)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_dot: %s is NULL", g ? "text" : "graph");
+    if (!g->checked)
+        return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
+                              "cudag_dot: graph '%s' has not passed "
+                              "cudag_check()",
+                              g->name);
+    bool critical = !(flags & CUDAG_DOT_NO_CRITICAL);
+    bool clusters = !(flags & CUDAG_DOT_NO_CLUSTERS) && g->ngroups > 0;
+    uint32_t ng = g->ngroups;
+    cudag__sb b = {NULL, 0, 0, false};
+    bool *node_on = cudag__calloc((size_t)g->nnodes + 1, sizeof *node_on);
+    bool *edge_on = cudag__calloc((size_t)g->nedges + 1, sizeof *edge_on);
+    uint32_t *lists = NULL;
+    if (!node_on || !edge_on)
+        goto oom;
+    if (clusters) {
+        /* child_start, child, node_start, member, stack, next */
+        size_t words = 4 * ((size_t)ng + 1) + (size_t)ng + g->nnodes;
+        lists = cudag__malloc(words * sizeof *lists);
+        if (!lists)
+            goto oom;
+    }
+    if (critical)
+        mark_critical(g, node_on, edge_on);
+
+    cudag__sb_puts(&b, "digraph \"");
+    cudag__sb_dot_escape(&b, g->name);
+    cudag__sb_puts(&b, "\" {\n  graph [label=\"");
+    cudag__sb_dot_escape(&b, g->name);
+    cudag__sb_printf(&b,
+                     "\\n%u nodes, %u edges, %u levels\", labelloc=t, "
+                     "fontname=\"Helvetica\"];\n"
+                     "  node [fontname=\"Helvetica\", fontsize=10, shape=box, "
+                     "style=rounded];\n"
+                     "  edge [fontname=\"Helvetica\", fontsize=9];\n",
+                     g->nnodes, g->nedges, g->topo.depth);
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        put_node(&b, g, i, node_on[i]);
+    if (clusters) {
+        uint32_t *child_start = lists, *child = child_start + ng + 1,
+                 *node_start = child + ng, *member = node_start + ng + 1,
+                 *stack = member + g->nnodes, *next = stack + ng + 1;
+        group_lists(g, false, child_start, child);
+        group_lists(g, true, node_start, member);
+        put_clusters(&b, g, child_start, child, node_start, member, stack,
+                     next);
+    }
+    for (uint32_t i = 0; i < g->nedges; i++) {
+        const cudag__edge *e = &g->edges[i];
+        const char *style = edge_style[e->kind];
+        bool on = edge_on[i];
+        cudag__sb_printf(&b, "  n%u -> n%u", e->from, e->to);
+        if (*style || on)
+            cudag__sb_printf(&b, " [%s%s%s]", style, *style && on ? ", " : "",
+                             on ? CRITICAL_ATTRS : "");
+        cudag__sb_puts(&b, ";\n");
+    }
+    put_legend(&b, critical);
+    cudag__sb_puts(&b, "}\n");
+
+    cudag__free(node_on);
+    cudag__free(edge_on);
+    cudag__free(lists);
+    *text = cudag__sb_finish(&b);
+    if (!*text)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "out of memory writing DOT");
+    return CUDAG_OK;
+
+oom:
+    cudag__free(node_on);
+    cudag__free(edge_on);
+    cudag__free(lists);
+    cudag__free(cudag__sb_finish(&b));
+    return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                          "out of memory writing DOT");
+}

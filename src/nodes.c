@@ -260,6 +260,16 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
         rg->lo = r.lo;
         rg->hi = r.hi;
         const char *var = cudag__arena_strdup(&lw->scratch, r.var);
+        /* Copies of one repeated node share a group, so DOT draws them as
+         * one cluster; copies of a repeated group are groups already. */
+        uint32_t copies = group;
+        if (v->type == CUDAG__DOC_MAP && looks_like_node(v)) {
+            cudag_error e;
+            if (cudag__add_group(lw->g, base, group, &copies, &e) != CUDAG_OK) {
+                cudag__lerr(lw, e.code, k->pos, "%s", e.message);
+                return;
+            }
+        }
         w->rdepth++;
         for (int64_t x = r.lo; x < r.hi && !cudag__diag_full(lw->d); x++) {
             cudag__binding *b = cudag__arena_alloc(&lw->scratch, sizeof *b);
@@ -272,7 +282,7 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
             b->name = var;
             b->value = x;
             b->up = env;
-            if (add_instance(lw, w, k, v, full, b, prefix, group) != CUDAG_OK)
+            if (add_instance(lw, w, k, v, full, b, prefix, copies) != CUDAG_OK)
                 break;
         }
         w->rdepth--;

@@ -1,3 +1,148 @@
-/* plan.c — placeholder until the stage lands. */
-#include "ir.h"
-#include "lower.h"
+/* plan.c — the shape of a checked graph: node and edge counts by kind, depth
+ * (levels of the as-soon-as-possible schedule), width (the most nodes on one
+ * level, i.e. the parallelism available), total buffer bytes, and the
+ * schedule itself, level by level.
+ *
+ * The text is printed as is by `cudag plan`, so its format is stable (tests
+ * and scripts read it).  Each line is "key: value", every one ends with
+ * '\n', and the numbers are plain decimal integers:
+ *
+ *     graph: NAME
+ *     nodes: N (K kernel, S memset, C memcpy)
+ *     edges: E (F full, P programmatic, L launch_order)
+ *     depth: D
+ *     width: W
+ *     buffers: B (BYTES bytes, HUMAN)
+ *     schedule:
+ *     level 0: a b c
+ *     level 1: d
+ *     …
+ *
+ * D is the number of levels (nodes on the longest path), W the most nodes on
+ * one level, B the number of buffers and BYTES their total size.  HUMAN is
+ * BYTES in the largest binary unit that keeps it at least 1, with one
+ * decimal ("1.5 MiB"; "512 B" below 1 KiB).  Level L holds the nodes whose
+ * longest path from a root has L edges, so every predecessor of a node is on
+ * a lower level.  Each level line lists its nodes by full name, separated by
+ * single spaces, in the order they were added to the graph.  An empty graph
+ * prints depth 0, width 0 and no level lines.
+ */
+#include "check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void human_bytes(char *buf, size_t cap, uint64_t bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB",
+                                       "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+        return;
+    }
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, cap, "%.1f %s", v, unit[u]);
+}
+
+int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
+               cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (text)
+        *text = NULL;
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_plan: graph is NULL");
+    if (!g->checked)
+        return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
+                              "cudag_plan: graph '%s' has not passed "
+                              "cudag_check()",
+                              g->name);
+    cudag_plan_info pi;
+    memset(&pi, 0, sizeof pi);
+    pi.nodes = g->nnodes;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        switch (g->nodes[i].kind) {
+        case CUDAG_NODE_KERNEL: pi.kernel_nodes++; break;
+        case CUDAG_NODE_MEMSET: pi.memset_nodes++; break;
+        case CUDAG_NODE_MEMCPY: pi.memcpy_nodes++; break;
+        }
+    }
+    for (uint32_t i = 0; i < g->nedges; i++)
+        pi.edges[g->edges[i].kind]++;
+    /* Checked buffers are at most 64 TiB and at most 65536 of them: the sum
+     * fits in 64 bits. */
+    for (uint32_t i = 0; i < g->nbuffers; i++)
+        pi.buffer_bytes += cudag__buffer_bytes(&g->buffers[i]);
+    pi.depth = g->topo.depth;
+
+    /* Nodes per level, then the nodes grouped by level in index order (a
+     * counting sort), which the width and the schedule both need. */
+    uint32_t depth = g->topo.depth;
+    uint32_t *start = cudag__calloc((size_t)depth + 2, sizeof *start);
+    uint32_t *by_level = cudag__malloc(((size_t)g->nnodes + 1) *
+                                       sizeof *by_level);
+    if (!start || !by_level) {
+        cudag__free(start);
+        cudag__free(by_level);
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "out of memory planning graph '%s'", g->name);
+    }
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        start[g->topo.level[i] + 1]++;
+    for (uint32_t l = 0; l < depth; l++) {
+        if (start[l + 1] > pi.width)
+            pi.width = start[l + 1];
+        start[l + 1] += start[l];
+    }
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        by_level[start[g->topo.level[i]]++] = i;
+    /* The fill moved each start to the next level's; shift back. */
+    for (uint32_t l = depth; l > 0; l--)
+        start[l] = start[l - 1];
+    start[0] = 0;
+
+    int rc = CUDAG_OK;
+    if (text) {
+        char human[32];
+        human_bytes(human, sizeof human, pi.buffer_bytes);
+        cudag__sb b = {NULL, 0, 0, false};
+        cudag__sb_printf(&b, "graph: %s\n", g->name);
+        cudag__sb_printf(&b, "nodes: %zu (%zu kernel, %zu memset, %zu memcpy)\n",
+                         pi.nodes, pi.kernel_nodes, pi.memset_nodes,
+                         pi.memcpy_nodes);
+        cudag__sb_printf(&b,
+                         "edges: %u (%zu full, %zu programmatic, %zu "
+                         "launch_order)\n",
+                         g->nedges, pi.edges[CUDAG_EDGE_FULL],
+                         pi.edges[CUDAG_EDGE_PROGRAMMATIC],
+                         pi.edges[CUDAG_EDGE_LAUNCH_ORDER]);
+        cudag__sb_printf(&b, "depth: %zu\n", pi.depth);
+        cudag__sb_printf(&b, "width: %zu\n", pi.width);
+        cudag__sb_printf(&b, "buffers: %u (%llu bytes, %s)\n", g->nbuffers,
+                         (unsigned long long)pi.buffer_bytes, human);
+        cudag__sb_puts(&b, "schedule:\n");
+        for (uint32_t l = 0; l < depth; l++) {
+            cudag__sb_printf(&b, "level %u:", l);
+            for (uint32_t j = start[l]; j < start[l + 1]; j++) {
+                cudag__sb_puts(&b, " ");
+                cudag__sb_puts(&b, g->nodes[by_level[j]].name);
+            }
+            cudag__sb_puts(&b, "\n");
+        }
+        *text = cudag__sb_finish(&b);
+        if (!*text)
+            rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                                "out of memory planning graph '%s'", g->name);
+    }
+    cudag__free(start);
+    cudag__free(by_level);
+    if (rc == CUDAG_OK && info)
+        *info = pi;
+    return rc;
+}

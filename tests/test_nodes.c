@@ -1,0 +1,294 @@
+/* test_nodes.c — nodes, repetition, groups, name lookup, arguments, memset
+ * and memcpy defaults, and every way of writing an edge. */
+#include "common.h"
+
+#include <string.h>
+
+#define HEAD                                                               \
+    "cudag: 1\nmodules: { m: k.fatbin }\n"                                 \
+    "kernels:\n"                                                           \
+    "  k: { params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true }\n"       \
+    "  z: { params: {} }\n"                                                \
+    "vars: { N: 64 }\n"                                                    \
+    "buffers:\n"                                                           \
+    "  x: { type: f32, count: 16*N }\n"                                    \
+    "  y: { type: f32, count: 16*N }\n"                                    \
+    "  h: { type: f16, count: N }\n"
+#define K "{ kernel: z, grid: 1, block: 32 }"
+
+static cudag_graph *load_ok(const char *yaml)
+{
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    cudag_graph *g = NULL;
+    cudag_error err;
+    int rc = tload_opts(yaml, "n.yaml", &o, &g, &err);
+    if (rc != CUDAG_OK)
+        print_error("%s", td.text);
+    assert_int_equal(rc, CUDAG_OK);
+    return g;
+}
+
+static const cudag__node *node(const cudag_graph *g, const char *name)
+{
+    uint32_t i = cudag__find_node(g, name);
+    if (i == CUDAG__NONE)
+        print_error("no node '%s'\n", name);
+    assert_int_not_equal(i, CUDAG__NONE);
+    return &g->nodes[i];
+}
+
+/* Whether the graph has edge from → to of the given kind. */
+static bool has_edge(const cudag_graph *g, const char *from, const char *to,
+                     cudag_edge_kind kind)
+{
+    uint32_t f = cudag__find_node(g, from), t = cudag__find_node(g, to);
+    for (uint32_t i = 0; i < g->nedges; i++)
+        if (g->edges[i].from == f && g->edges[i].to == t &&
+            g->edges[i].kind == kind)
+            return true;
+    return false;
+}
+
+static void nodes_kernel_fields_and_positions(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(HEAD "nodes:\n"
+                                  "  a:\n"
+                                  "    kernel: k\n"
+                                  "    grid: [\"cdiv(N, 32)\", 2, 3]\n"
+                                  "    block: [32, 4]\n"
+                                  "    smem: 1024 * 2\n"
+                                  "    args: [x + 3*N, y, -0.5, N * 2]\n");
+    const cudag__node *a = node(g, "a");
+    assert_int_equal(a->kind, CUDAG_NODE_KERNEL);
+    assert_int_equal(a->pos.line, 12);
+    assert_int_equal(a->pos.col, 3);
+    const cudag__kernel *k = &a->u.k;
+    assert_int_equal(k->grid[0], 2);
+    assert_int_equal(k->grid[2], 3);
+    assert_int_equal(k->block[1], 4);
+    assert_int_equal(k->block[2], 1);
+    assert_int_equal(k->smem, 2048);
+    assert_int_equal(k->grid_pos.line, 14);
+    assert_int_equal(k->nargs, 4);
+    assert_int_equal(k->args[0].kind, CUDAG_ARG_BUFFER);
+    assert_int_equal(k->args[0].offset, 192);
+    assert_int_equal(k->args[0].pos.col, 12);
+    assert_int_equal(k->args[1].offset, 0);
+    assert_int_equal(k->args[2].kind, CUDAG_ARG_FLOAT);
+    assert_true(k->args[2].f == -0.5);
+    assert_int_equal(k->args[3].kind, CUDAG_ARG_INT);
+    assert_int_equal(k->args[3].i, 128);
+    cudag_graph_destroy(g);
+}
+
+static void nodes_named_args_follow_the_signature(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(HEAD "nodes:\n  a:\n    kernel: k\n    grid: 1\n"
+                                  "    block: 32\n"
+                                  "    args: {n: 7, a: 2, y: y + 1, x: null}\n");
+    const cudag__kernel *k = &node(g, "a")->u.k;
+    assert_int_equal(k->nargs, 4);
+    assert_int_equal(k->args[0].kind, CUDAG_ARG_NULL);
+    assert_int_equal(k->args[1].kind, CUDAG_ARG_BUFFER);
+    assert_int_equal(k->args[1].offset, 1);
+    assert_int_equal(k->args[2].kind, CUDAG_ARG_INT);   /* f32 from an int */
+    assert_int_equal(k->args[3].i, 7);
+    cudag_graph_destroy(g);
+}
+
+static void nodes_repetition_and_falling_off_the_ends(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(HEAD "nodes:\n"
+                                  "  step[i in 2..N/16 + 1]:\n"
+                                  "    kernel: k\n    grid: i\n    block: 32\n"
+                                  "    args: [x + i*N, y, 1.0, N]\n"
+                                  "    after:\n"
+                                  "      - step[i-1]: programmatic\n"
+                                  "  back[j in 3]:\n"
+                                  "    kernel: z\n    grid: 1\n    block: 32\n"
+                                  "    after: [\"back[j+1]\"]\n");
+    assert_int_equal(cudag_graph_node_count(g), 6);
+    assert_string_equal(cudag_graph_node_name(g, 0), "step[2]");
+    assert_string_equal(cudag_graph_node_name(g, 2), "step[4]");
+    assert_int_equal(node(g, "step[3]")->u.k.grid[0], 3);
+    assert_int_equal(node(g, "step[4]")->u.k.args[0].offset, 4 * 64);
+    /* i-1 before the first copy and j+1 after the last name no node. */
+    assert_int_equal(cudag_graph_edge_count(g), 4);
+    assert_true(has_edge(g, "step[2]", "step[3]", CUDAG_EDGE_PROGRAMMATIC));
+    assert_true(has_edge(g, "step[3]", "step[4]", CUDAG_EDGE_PROGRAMMATIC));
+    assert_true(has_edge(g, "back[2]", "back[1]", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "back[1]", "back[0]", CUDAG_EDGE_FULL));
+    cudag_graph_destroy(g);
+}
+
+static void nodes_groups_nest_and_resolve_inside_out(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(
+        HEAD "nodes:\n"
+             "  start: " K "\n"
+             "  norm: " K "\n"
+             "  layer[i in 3]:\n"
+             "    norm:\n"
+             "      kernel: z\n      grid: 1\n      block: 32\n"
+             "      after:\n"
+             "        - layer[i-1].add: programmatic\n"
+             "        - start\n"
+             "    add: { kernel: z, grid: 1, block: 32, after: [norm] }\n"
+             "    inner:\n"
+             "      leaf: { kernel: z, grid: 1, block: 32, after: [add] }\n"
+             "  tail:\n"
+             "    kernel: z\n    grid: 1\n    block: 32\n"
+             "    after: [norm, \"layer[2].inner.leaf\"]\n");
+    assert_int_equal(cudag_graph_node_count(g), 2 + 3 * 3 + 1);
+    /* Inside a group, 'norm' is the group's own; 'start' is found outside. */
+    assert_true(has_edge(g, "layer[1].norm", "layer[1].add", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "layer[0].add", "layer[1].norm",
+                         CUDAG_EDGE_PROGRAMMATIC));
+    assert_true(has_edge(g, "start", "layer[0].norm", CUDAG_EDGE_FULL));
+    /* A nested group sees its enclosing group's nodes. */
+    assert_true(has_edge(g, "layer[2].add", "layer[2].inner.leaf",
+                         CUDAG_EDGE_FULL));
+    /* At the top, 'norm' is the top-level node. */
+    assert_true(has_edge(g, "norm", "tail", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "layer[2].inner.leaf", "tail", CUDAG_EDGE_FULL));
+    /* Groups are recorded for DOT clusters, nested. */
+    const cudag__node *leaf = node(g, "layer[1].inner.leaf");
+    assert_int_not_equal(leaf->group, CUDAG__NONE);
+    assert_string_equal(g->groups[leaf->group].name, "layer[1].inner");
+    uint32_t parent = g->groups[leaf->group].parent;
+    assert_string_equal(g->groups[parent].name, "layer[1]");
+    assert_int_equal(g->groups[parent].parent, CUDAG__NONE);
+    assert_int_equal(node(g, "start")->group, CUDAG__NONE);
+    cudag_graph_destroy(g);
+}
+
+static void nodes_wavefront_two_indices(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(HEAD "nodes:\n"
+                                  "  r[i in 3]:\n"
+                                  "    c[j in 4]:\n"
+                                  "      kernel: z\n      grid: i*4 + j + 1\n"
+                                  "      block: 32\n"
+                                  "      after:\n"
+                                  "        - r[i-1].c[j]\n"
+                                  "        - c[j-1]\n");
+    assert_int_equal(cudag_graph_node_count(g), 12);
+    /* (M-1)·N vertical + M·(N-1) horizontal edges. */
+    assert_int_equal(cudag_graph_edge_count(g), 2 * 4 + 3 * 3);
+    assert_int_equal(node(g, "r[2].c[3]")->u.k.grid[0], 12);
+    assert_true(has_edge(g, "r[1].c[2]", "r[2].c[2]", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "r[2].c[1]", "r[2].c[2]", CUDAG_EDGE_FULL));
+    cudag_graph_destroy(g);
+}
+
+static void nodes_memset_and_memcpy_defaults(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(HEAD "nodes:\n"
+                                  "  s1: { memset: x, value: 0 }\n"
+                                  "  s2: { memset: x + 10, value: 1.5 }\n"
+                                  "  s3: { memset: h + 2, count: 5, value: -3 }\n"
+                                  "  c1: { memcpy: y, from: x }\n"
+                                  "  c2: { memcpy: y + 8, from: x + N, count: 16 }\n"
+                                  "  c3: { memcpy: y, from: x + 1000 }\n");
+    const cudag__memset *s = &node(g, "s1")->u.set;
+    assert_int_equal(s->buffer, cudag__find_buffer(g, "x"));
+    assert_int_equal(s->count, 1024);
+    s = &node(g, "s2")->u.set;
+    assert_int_equal(s->offset, 10);
+    assert_int_equal(s->count, 1014);
+    assert_true(s->value == 1.5);
+    s = &node(g, "s3")->u.set;
+    assert_int_equal(s->count, 5);
+    assert_true(s->value == -3.0);
+    const cudag__memcpy *c = &node(g, "c1")->u.cpy;
+    assert_int_equal(c->count, 1024);
+    c = &node(g, "c2")->u.cpy;
+    assert_int_equal(c->dst_offset, 8);
+    assert_int_equal(c->src_offset, 64);
+    assert_int_equal(c->count, 16);
+    assert_int_equal(node(g, "c3")->u.cpy.count, 24);
+    assert_int_equal(node(g, "c1")->kind, CUDAG_NODE_MEMCPY);
+    cudag_graph_destroy(g);
+}
+
+static void nodes_every_edge_form(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(HEAD "nodes:\n"
+                                  "  a: " K "\n  b: " K "\n  c: " K "\n"
+                                  "  d: " K "\n  e: " K "\n"
+                                  "  f: { kernel: z, grid: 1, block: 32, after: a }\n"
+                                  "  s[i in 2]: " K "\n"
+                                  "edges:\n"
+                                  "  - a -> b -> c\n"
+                                  "  - c -> d: programmatic\n"
+                                  "  - {from: a, to: [e, \"s[0]\"], kind: launch_order}\n"
+                                  "  - {from: \"s[0]\", to: \"s[1]\"}\n"
+                                  "  - \"s[N/64] -> f\": full\n");
+    assert_int_equal(cudag_graph_edge_count(g), 8);
+    assert_true(has_edge(g, "a", "f", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "a", "b", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "b", "c", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "c", "d", CUDAG_EDGE_PROGRAMMATIC));
+    assert_true(has_edge(g, "a", "e", CUDAG_EDGE_LAUNCH_ORDER));
+    assert_true(has_edge(g, "a", "s[0]", CUDAG_EDGE_LAUNCH_ORDER));
+    assert_true(has_edge(g, "s[0]", "s[1]", CUDAG_EDGE_FULL));
+    assert_true(has_edge(g, "s[1]", "f", CUDAG_EDGE_FULL));
+    /* The edge points where it was written. */
+    for (uint32_t i = 0; i < g->nedges; i++)
+        assert_true(g->edges[i].pos.line > 0);
+    cudag_graph_destroy(g);
+}
+
+static void nodes_many_from_repetition(void **state)
+{
+    (void)state;
+    /* 100 000 nodes in a chain from three lines: lowering stays linear. */
+    cudag_graph *g = load_ok(HEAD "nodes:\n"
+                                  "  c[i in 100000]:\n"
+                                  "    kernel: z\n    grid: 1\n    block: 32\n"
+                                  "    after:\n"
+                                  "      - c[i-1]: programmatic\n");
+    assert_int_equal(cudag_graph_node_count(g), 100000);
+    assert_int_equal(cudag_graph_edge_count(g), 99999);
+    assert_true(g->checked);
+    assert_int_equal(g->topo.depth, 100000);
+    cudag_graph_destroy(g);
+}
+
+static void nodes_errors_in_one_copy_are_reported_once(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    cudag_graph *g;
+    assert_int_equal(tload_opts(HEAD "nodes:\n"
+                                     "  s[i in 10]: { kernel: z, grid: 1, block: 32, after: [nope] }\n",
+                                NULL, &o, &g, NULL),
+                     CUDAG_EUNKNOWN);
+    assert_int_equal(td.nerr, 1);
+    assert_diag_contains(&td, "t.yaml:12:56: error: unknown node 'nope'");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(nodes_kernel_fields_and_positions),
+        cmocka_unit_test(nodes_named_args_follow_the_signature),
+        cmocka_unit_test(nodes_repetition_and_falling_off_the_ends),
+        cmocka_unit_test(nodes_groups_nest_and_resolve_inside_out),
+        cmocka_unit_test(nodes_wavefront_two_indices),
+        cmocka_unit_test(nodes_memset_and_memcpy_defaults),
+        cmocka_unit_test(nodes_every_edge_form),
+        cmocka_unit_test(nodes_many_from_repetition),
+        cmocka_unit_test(nodes_errors_in_one_copy_are_reported_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
