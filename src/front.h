@@ -71,6 +71,9 @@ int cudag__lerr(cudag__lower *lw, int code, cudag__pos pos, const char *fmt,
 bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
                  const char *what);
 
+/* True for a key starting "x-": free for the user, ignored everywhere. */
+bool cudag__free_key(const cudag__doc *k);
+
 /* Reports each key of map not in allowed[] (keys starting "x-" are free),
  * with a suggestion.  Returns the number of unknown keys. */
 unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- helpers shared with nodes.c ---------------------------------------- */
@@ -47,7 +48,7 @@ unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
     unsigned bad = 0;
     for (uint32_t i = 0; i < map->n; i++) {
         const cudag__doc *k = map->items[2 * i];
-        if (strncmp(k->str, "x-", 2) == 0)
+        if (cudag__free_key(k))
             continue;
         size_t j = 0;
         while (j < n && strcmp(allowed[j], k->str) != 0)
@@ -126,6 +127,11 @@ static bool parse_bool(const cudag__doc *n, bool *out)
     return false;
 }
 
+bool cudag__free_key(const cudag__doc *k)
+{
+    return k->type == CUDAG__DOC_SCALAR && strncmp(k->str, "x-", 2) == 0;
+}
+
 static bool name_ok(cudag__lower *lw, const cudag__doc *k, const char *what)
 {
     if (cudag__is_ident(k->str, k->len))
@@ -173,7 +179,9 @@ static int read_file(cudag__arena *a, const char *path, cudag__pos at,
                              "cannot read '%s': %s", path, strerror(errno));
     int rc = CUDAG_OK;
     long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        fseek(f, 0, SEEK_END) == 0)
         size = ftell(f);
     if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
         rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EIO, at,
@@ -497,6 +505,8 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
         return;
     for (uint32_t i = 0; i < vars->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = vars->items[2 * i], *v = vars->items[2 * i + 1];
+        if (cudag__free_key(k))
+            continue;
         if (!name_ok(lw, k, "variable"))
             continue;
         int64_t value;
@@ -530,6 +540,8 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
     static const char *const keys[] = {"path"};
     for (uint32_t i = 0; i < mods->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = mods->items[2 * i], *v = mods->items[2 * i + 1];
+        if (cudag__free_key(k))
+            continue;
         if (!name_ok(lw, k, "module"))
             continue;
         const cudag__doc *p = v;
@@ -572,7 +584,10 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
         return cudag__lerr(lw, CUDAG_EKEY, params->pos,
                            "params must be a mapping {name: type} or a list "
                            "of types, not a scalar");
-    uint32_t n = params->n;
+    bool map = params->type == CUDAG__DOC_MAP;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < params->n; i++)
+        n += !(map && cudag__free_key(params->items[2 * i]));
     if (n > CUDAG__MAX_ARGS)
         return cudag__lerr(lw, CUDAG_ELIMIT, params->pos,
                            "kernel '%s' has %u parameters (at most %u)",
@@ -581,10 +596,11 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
     s->pnames = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *s->pnames);
     if (!s->types || !s->pnames)
         return cudag__lerr(lw, CUDAG_ENOMEM, params->pos, "out of memory");
-    bool map = params->type == CUDAG__DOC_MAP;
-    for (uint32_t i = 0; i < n; i++) {
-        const cudag__doc *t = map ? params->items[2 * i + 1] : params->items[i];
-        const cudag__doc *pn = map ? params->items[2 * i] : NULL;
+    for (uint32_t i = 0, src = 0; i < n; src++) {
+        const cudag__doc *t = map ? params->items[2 * src + 1] : params->items[src];
+        const cudag__doc *pn = map ? params->items[2 * src] : NULL;
+        if (pn && cudag__free_key(pn))
+            continue;
         if (pn && !name_ok(lw, pn, "parameter"))
             return CUDAG_EKEY;
         if (t->type != CUDAG__DOC_SCALAR)
@@ -606,6 +622,7 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
         s->pnames[i] = pn ? pn->str : cudag__arena_printf(&g->arena, "p%u", i);
         if (!s->pnames[i])
             return cudag__lerr(lw, CUDAG_ENOMEM, t->pos, "out of memory");
+        i++;
     }
     s->nparams = n;
     return CUDAG_OK;
@@ -621,6 +638,8 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
     cudag_graph *g = lw->g;
     for (uint32_t i = 0; i < ks->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = ks->items[2 * i], *v = ks->items[2 * i + 1];
+        if (cudag__free_key(k))
+            continue;
         if (!name_ok(lw, k, "kernel") ||
             !cudag__want(lw, v, CUDAG__DOC_MAP, "a kernel signature"))
             continue;
@@ -785,6 +804,8 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
     static const char *const keys[] = {"type", "count", "init", "seed", "range"};
     for (uint32_t i = 0; i < bufs->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = bufs->items[2 * i], *v = bufs->items[2 * i + 1];
+        if (cudag__free_key(k))
+            continue;
         if (!name_ok(lw, k, "buffer") ||
             !cudag__want(lw, v, CUDAG__DOC_MAP, "a buffer"))
             continue;

@@ -223,7 +223,7 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
 {
     for (uint32_t i = 0; i < map->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = map->items[2 * i], *v = map->items[2 * i + 1];
-        if (strncmp(k->str, "x-", 2) == 0)
+        if (cudag__free_key(k))
             continue;
         size_t blen;
         repeat r;
@@ -679,6 +679,8 @@ static void lower_args(cudag__lower *lw, const cudag__pending *p,
         }
         for (uint32_t i = 0; i < args->n; i++) {
             const cudag__doc *key = args->items[2 * i];
+            if (cudag__free_key(key))
+                continue;
             uint32_t j = 0;
             while (j < n && strcmp(sig->pnames[j], key->str) != 0)
                 j++;
