@@ -15,7 +15,7 @@ _cudag_common_opts="-D -I --Werror --max-errors --no-pdl --strict --device -q --
 _cudag_cmd_opts()
 {
     case $1 in
-        dot) echo "-o --render" ;;
+        dot) echo "-o --render --no-critical --no-clusters" ;;
         plan) echo "--json" ;;
         run) echo "--iters --warmup --dump --json" ;;
         bench) echo "--iters --warmup --json" ;;
