@@ -77,7 +77,7 @@ expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
 expect "bench --" --Werror --max-errors --no-pdl --strict --device --help --iters --warmup --json
-expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --device -q --help -o --render
+expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --device -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
 expect "check --" --Werror --max-errors --no-pdl --strict --device --help
 expect "check ''" a.yaml b.yml "sp ace.yaml" sub
