@@ -1,3 +1,972 @@
-/* exec.c — placeholder until the stage lands. */
-#include "ir.h"
+/* exec.c — instantiate and replay: device and context, buffers allocated
+ * and initialised, the CUgraph built and instantiated, launches, host copies,
+ * and updates between replays (arguments, buffers, variables). */
+#include "exec.h"
 #include "lower.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* NVTX ranges around the stages when CUDAG_NVTX is set, so a profiler's
+ * timeline shows where instantiation spends its time.  NVTX 3 is header
+ * only and costs nothing when no tool is attached; its headers are not
+ * pedantic C, hence the pragmas. */
+#ifdef CUDAG_HAVE_NVTX
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wcast-align"
+#include <nvtx3/nvToolsExt.h>
+#pragma GCC diagnostic pop
+#define NVTX_PUSH(flags, name)                                                 \
+    do {                                                                       \
+        if ((flags) & CUDAG_NVTX)                                              \
+            nvtxRangePushA(name);                                              \
+    } while (0)
+#define NVTX_POP(flags)                                                        \
+    do {                                                                       \
+        if ((flags) & CUDAG_NVTX)                                              \
+            nvtxRangePop();                                                    \
+    } while (0)
+#else
+#define NVTX_PUSH(flags, name) ((void)(flags))
+#define NVTX_POP(flags) ((void)(flags))
+#endif
+
+/* ---- context ------------------------------------------------------------ */
+
+int cudag__exec_enter(const cudag_exec *x, cudag_error *err)
+{
+    CUresult r = x->gpu.drv->cuCtxPushCurrent(x->gpu.ctx);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, x->gpu.drv, r, CUDAG__NOPOS,
+                              "cuCtxPushCurrent");
+    return CUDAG_OK;
+}
+
+void cudag__exec_leave(const cudag_exec *x)
+{
+    CUcontext c;
+    /* Popping what this thread pushed cannot fail in a way the caller could
+     * act on. */
+    (void)x->gpu.drv->cuCtxPopCurrent(&c);
+}
+
+/* Checks an exec handle and enters its context. */
+static int enter(const cudag_exec *x, const char *fn, cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!x)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: exec is NULL", fn);
+    return cudag__exec_enter(x, err);
+}
+
+/* ---- initial contents ----------------------------------------------------- */
+
+/* The i-th output of splitmix64 seeded with `seed` (Steele, Lea, Flood
+ * 2014): counter-based, so any element can be made without the ones before
+ * it, and the same on every machine. */
+static uint64_t splitmix64(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed + (i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static bool float_type(cudag_type t)
+{
+    return t == CUDAG_TYPE_F16 || t == CUDAG_TYPE_BF16 ||
+           t == CUDAG_TYPE_F32 || t == CUDAG_TYPE_F64;
+}
+
+void cudag__init_fill(const cudag__buffer *b, uint64_t first, uint64_t n,
+                      void *out)
+{
+    size_t es = cudag_type_size(b->type);
+    unsigned char *p = out;
+    double lo = b->init.lo, hi = b->init.hi;
+    if (lo == 0.0 && hi == 0.0) {
+        lo = -1.0;
+        hi = 1.0;
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t i = first + k, bits;
+        switch (b->init.kind) {
+        case CUDAG_INIT_IOTA:
+            /* Integers get the index itself, not a double's rounding. */
+            bits = float_type(b->type) ? cudag__value_bits(b->type, (double)i)
+                                       : i;
+            break;
+        case CUDAG_INIT_RANDOM: {
+            double u = (double)(splitmix64(b->init.seed, i) >> 11) *
+                       (1.0 / 9007199254740992.0);
+            double v = lo + (hi - lo) * u;
+            if (!float_type(b->type))
+                v = floor(v);
+            bits = cudag__value_bits(b->type, v);
+            break;
+        }
+        default:
+            bits = cudag__value_bits(b->type, b->init.value);
+            break;
+        }
+        /* Little-endian hosts (x86-64, AArch64) store the low bytes first,
+         * which is the element as the device reads it. */
+        memcpy(p + k * es, &bits, es);
+    }
+}
+
+/* Host staging for initial contents: big enough to amortise the copies,
+ * small enough not to matter next to the buffers. */
+#define STAGE_BYTES (16u << 20)
+
+static int init_buffer(cudag_exec *x, uint32_t bi, void **stage,
+                       cudag_error *err)
+{
+    const cudag__drv *d = x->gpu.drv;
+    const cudag__buffer *b = &x->g->buffers[bi];
+    CUdeviceptr p = x->bufs[bi];
+    uint64_t bytes = cudag__buffer_bytes(b);
+    size_t es = cudag_type_size(b->type);
+    CUresult r = CUDA_SUCCESS;
+    const char *call = NULL;
+    switch (b->init.kind) {
+    case CUDAG_INIT_ZERO:
+        call = "cuMemsetD8Async";
+        r = d->cuMemsetD8Async(p, 0, bytes, x->gpu.stream);
+        break;
+    case CUDAG_INIT_NONE:
+        /* Poison: 0x7ff8 repeated is a NaN in f16, bf16, f32 and f64 alike,
+         * so unwritten output shows up in any float check. */
+        if (float_type(b->type)) {
+            call = "cuMemsetD16Async";
+            r = d->cuMemsetD16Async(p, 0x7ff8, bytes / 2, x->gpu.stream);
+        } else {
+            call = "cuMemsetD8Async";
+            r = d->cuMemsetD8Async(p, 0xa5, bytes, x->gpu.stream);
+        }
+        break;
+    default: {
+        if (!*stage && !(*stage = cudag__malloc(STAGE_BYTES)))
+            return cudag__fail_at(err, CUDAG_ENOMEM, b->pos,
+                                  "out of memory initialising buffer '%s'",
+                                  b->name);
+        uint64_t per = STAGE_BYTES / es;
+        for (uint64_t at = 0; at < b->count; at += per) {
+            uint64_t n = b->count - at < per ? b->count - at : per;
+            cudag__init_fill(b, at, n, *stage);
+            call = "cuMemcpyHtoDAsync";
+            r = d->cuMemcpyHtoDAsync(p + at * es, *stage, n * es,
+                                     x->gpu.stream);
+            /* The stage is reused next round: wait until it was read. */
+            if (r == CUDA_SUCCESS) {
+                call = "cuStreamSynchronize";
+                r = d->cuStreamSynchronize(x->gpu.stream);
+            }
+            if (r != CUDA_SUCCESS)
+                break;
+        }
+    }
+    }
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, b->pos, "%s: initialising buffer '%s'",
+                              call, b->name);
+    return CUDAG_OK;
+}
+
+/* ---- instantiation stages ---------------------------------------------------- */
+
+/* Opens the device, context and stream.  *pushed tells whether the
+ * context was made current (and must be popped), whatever the result. */
+static int open_device(cudag_exec *x, const cudag_exec_options *o,
+                       bool *pushed, cudag_error *err)
+{
+    *pushed = false;
+    const cudag__drv *d = x->gpu.drv;
+    CUresult r;
+    if (o->context) {
+        x->gpu.ctx = (CUcontext)o->context;
+        r = d->cuCtxPushCurrent(x->gpu.ctx);
+        if (r != CUDA_SUCCESS) {
+            x->gpu.ctx = NULL;
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                                  "cuCtxPushCurrent: the context passed in "
+                                  "cudag_exec_options");
+        }
+        *pushed = true;
+        if ((r = d->cuCtxGetDevice(&x->gpu.dev)) != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuCtxGetDevice");
+    } else {
+        int count = 0;
+        if ((r = d->cuDeviceGetCount(&count)) != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetCount");
+        if (o->device < 0 || o->device >= count)
+            return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                                  "there is no CUDA device %d (this machine "
+                                  "has %d)",
+                                  o->device, count);
+        if ((r = d->cuDeviceGet(&x->gpu.dev, o->device)) != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGet(%d)",
+                                  o->device);
+        CUcontext ctx = NULL;
+        if ((r = d->cuDevicePrimaryCtxRetain(&ctx, x->gpu.dev)) != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                                  "cuDevicePrimaryCtxRetain(device %d)",
+                                  o->device);
+        x->gpu.ctx = ctx;
+        x->own_ctx = true;
+        if ((r = d->cuCtxPushCurrent(ctx)) != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuCtxPushCurrent");
+        *pushed = true;
+    }
+    static const struct {
+        CUdevice_attribute a;
+        const char *name;
+    } attrs[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR"},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR"},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+         "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"},
+    };
+    int *dst[] = {&x->gpu.cc_major, &x->gpu.cc_minor, &x->gpu.smem_optin};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        if ((r = d->cuDeviceGetAttribute(dst[i], attrs[i].a, x->gpu.dev)) !=
+            CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                                  "cuDeviceGetAttribute(%s)", attrs[i].name);
+    if ((r = d->cuDeviceGetName(x->gpu.name, (int)sizeof x->gpu.name - 1,
+                                x->gpu.dev)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetName");
+    if (o->stream) {
+        x->gpu.stream = (CUstream)o->stream;
+    } else {
+        CUstream s = NULL;
+        /* Non-blocking: replays must not wait for, nor hold up, work the
+         * host program puts on the legacy default stream. */
+        if ((r = d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuStreamCreate");
+        x->gpu.stream = s;
+        x->own_stream = true;
+    }
+    return CUDAG_OK;
+}
+
+/* Human-readable byte counts for the one message that needs them. */
+static void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+    if (b >= (UINT64_C(1) << 30))
+        snprintf(buf, n, "%.2f GiB", (double)b / (double)(UINT64_C(1) << 30));
+    else
+        snprintf(buf, n, "%.2f MiB", (double)b / (double)(1u << 20));
+}
+
+static int alloc_buffers(cudag_exec *x, cudag_error *err)
+{
+    const cudag__drv *d = x->gpu.drv;
+    const cudag_graph *g = x->g;
+    uint64_t need = 0;
+    for (uint32_t b = 0; b < g->nbuffers; b++)
+        if (!g->buffers[b].bound)
+            need += cudag__buffer_bytes(&g->buffers[b]);
+    /* Each buffer is at most 2^46 bytes and there are at most 2^16 of them:
+     * the sum cannot overflow. */
+    size_t free_b = 0, total_b = 0;
+    CUresult r = d->cuMemGetInfo(&free_b, &total_b);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuMemGetInfo");
+    if (need > free_b) {
+        char a[32], f[32], t[32];
+        fmt_bytes(a, sizeof a, need);
+        fmt_bytes(f, sizeof f, free_b);
+        fmt_bytes(t, sizeof t, total_b);
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "the graph's buffers need %llu bytes (%s), "
+                              "device '%s' has %llu bytes free (%s of %s)",
+                              (unsigned long long)need, a, x->gpu.name,
+                              (unsigned long long)free_b, f, t);
+    }
+    for (uint32_t b = 0; b < g->nbuffers; b++) {
+        const cudag__buffer *buf = &g->buffers[b];
+        if (buf->bound) {
+            x->bufs[b] = buf->bound;
+            continue;
+        }
+        CUdeviceptr p = 0;
+        r = d->cuMemAlloc(&p, cudag__buffer_bytes(buf));
+        if (r != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, buf->pos,
+                                  "cuMemAlloc: %llu bytes for buffer '%s'",
+                                  (unsigned long long)cudag__buffer_bytes(buf),
+                                  buf->name);
+        x->alloc[b] = x->bufs[b] = p;
+    }
+    void *stage = NULL;
+    int rc = CUDAG_OK;
+    for (uint32_t b = 0; b < g->nbuffers && rc == CUDAG_OK; b++)
+        if (!g->buffers[b].bound)
+            rc = init_buffer(x, b, &stage, err);
+    cudag__free(stage);
+    return rc;
+}
+
+/* Builds the CUgraph of graph g into *b, with launch descriptions *l and
+ * edge kinds decided (and reported) here.  On error nothing is left. */
+static int build_graph(cudag_exec *x, const cudag_graph *g, cudag__launches *l,
+                       cudag__built *b, unsigned *downgraded, cudag_error *err)
+{
+    memset(l, 0, sizeof *l);
+    memset(b, 0, sizeof *b);
+    uint8_t *kinds = cudag__calloc(g->nedges, 1);
+    if (!kinds)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "out of memory building the graph");
+    int rc = cudag__launch_prepare(&x->gpu, g, &x->code, x->bufs, l, err);
+    if (rc == CUDAG_OK) {
+        cudag_options co;
+        memset(&co, 0, sizeof co);
+        co.size = sizeof co;
+        co.diag = x->diag;
+        co.diag_user = x->diag_user;
+        co.flags = x->flags;
+        cudag__diag dg;
+        cudag__diag_init(&dg, &co, err);
+        cudag__edge_kinds(&x->gpu, g, &x->code, x->flags, &dg, kinds,
+                          downgraded);
+        rc = cudag__diag_finish(&dg);
+    }
+    if (rc == CUDAG_OK)
+        rc = cudag__build(&x->gpu, g, l, x->bufs, kinds, CUDAG__BUILD_EDGES, b,
+                          err);
+    cudag__free(kinds);
+    if (rc != CUDAG_OK)
+        cudag__launch_free(l);
+    return rc;
+}
+
+static const char *instantiate_result(CUgraphInstantiateResult r)
+{
+    switch (r) {
+    case CUDA_GRAPH_INSTANTIATE_SUCCESS:
+        return "success";
+    case CUDA_GRAPH_INSTANTIATE_ERROR:
+        return "CUDA_GRAPH_INSTANTIATE_ERROR";
+    case CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE:
+        return "CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE";
+    case CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED:
+        return "CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED";
+    case CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED:
+        return "CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED";
+    default:
+        return "an unknown instantiate result";
+    }
+}
+
+static int instantiate(cudag_exec *x, cudag_error *err)
+{
+    const cudag__drv *d = x->gpu.drv;
+    CUDA_GRAPH_INSTANTIATE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    CUgraphExec ge = NULL;
+    CUresult r = d->cuGraphInstantiateWithParams(&ge, x->built.graph, &p);
+    if (r != CUDA_SUCCESS || p.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
+        if (r == CUDA_SUCCESS) {
+            /* Not documented to happen; never keep a half-made exec. */
+            if (ge)
+                d->cuGraphExecDestroy(ge);
+            r = CUDA_ERROR_UNKNOWN;
+        }
+        uint32_t n = cudag__built_find(&x->built, p.hErrNode_out);
+        if (n != CUDAG__NONE)
+            return cudag__cu_fail(err, d, r, x->g->nodes[n].pos,
+                                  "cuGraphInstantiateWithParams failed (%s) at "
+                                  "node '%s'",
+                                  instantiate_result(p.result_out),
+                                  x->g->nodes[n].name);
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                              "cuGraphInstantiateWithParams failed (%s)",
+                              instantiate_result(p.result_out));
+    }
+    x->gexec = ge;
+    if ((r = d->cuGraphUpload(ge, x->gpu.stream)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuGraphUpload");
+    /* Initial contents were copied on the same stream: when this returns,
+     * the exec is ready and the timing covers the upload. */
+    if ((r = d->cuStreamSynchronize(x->gpu.stream)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuStreamSynchronize");
+    return CUDAG_OK;
+}
+
+int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
+                      cudag_exec **out, cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!out)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_instantiate: out is NULL");
+    *out = NULL;
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_instantiate: graph is NULL");
+    if (!g->checked)
+        return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
+                              "graph '%s' has not passed cudag_check()",
+                              g->name);
+    /* Options from a caller built against an older, smaller struct: take
+     * what it has; size 0 means this version's struct (as for loading). */
+    cudag_exec_options o;
+    memset(&o, 0, sizeof o);
+    if (opts) {
+        size_t n = opts->size && opts->size < sizeof o ? opts->size : sizeof o;
+        memcpy(&o, opts, n);
+    }
+    uint64_t t0 = cudag__now_ns();
+    const cudag__drv *d;
+    NVTX_PUSH(o.flags, "cudag: instantiate");
+    int rc = cudag__driver(&d, err);
+    if (rc != CUDAG_OK) {
+        NVTX_POP(o.flags);
+        return rc;
+    }
+    cudag_exec *x = cudag__calloc(1, sizeof *x);
+    if (x) {
+        x->bufs = cudag__calloc(g->nbuffers, sizeof *x->bufs);
+        x->alloc = cudag__calloc(g->nbuffers, sizeof *x->alloc);
+    }
+    if (!x || !x->bufs || !x->alloc) {
+        if (x) {
+            cudag__free(x->bufs);
+            cudag__free(x->alloc);
+        }
+        cudag__free(x);
+        NVTX_POP(o.flags);
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "out of memory instantiating graph '%s'", g->name);
+    }
+    x->orig = x->g = g;
+    x->nbuffers = g->nbuffers;
+    x->gpu.drv = d;
+    x->flags = o.flags;
+    x->diag = o.diag;
+    x->diag_user = o.diag_user;
+    bool pushed;
+    rc = open_device(x, &o, &pushed, err);
+    uint64_t t1 = cudag__now_ns();
+    x->stats.driver_ns = t1 - t0;
+    if (rc == CUDAG_OK) {
+        NVTX_PUSH(o.flags, "cudag: load modules");
+        rc = cudag__code_load(&x->gpu, g, &x->code, err);
+        NVTX_POP(o.flags);
+    }
+    uint64_t t2 = cudag__now_ns();
+    x->stats.load_ns = t2 - t1;
+    if (rc == CUDAG_OK) {
+        NVTX_PUSH(o.flags, "cudag: allocate and initialise buffers");
+        rc = alloc_buffers(x, err);
+        NVTX_POP(o.flags);
+    }
+    uint64_t t3 = cudag__now_ns();
+    x->stats.alloc_ns = t3 - t2;
+    if (rc == CUDAG_OK) {
+        NVTX_PUSH(o.flags, "cudag: build CUgraph");
+        rc = build_graph(x, g, &x->launch, &x->built,
+                         &x->stats.downgraded_edges, err);
+        NVTX_POP(o.flags);
+    }
+    uint64_t t4 = cudag__now_ns();
+    x->stats.build_ns = t4 - t3;
+    if (rc == CUDAG_OK) {
+        NVTX_PUSH(o.flags, "cudag: instantiate and upload");
+        rc = instantiate(x, err);
+        NVTX_POP(o.flags);
+    }
+    x->stats.instantiate_ns = cudag__now_ns() - t4;
+    if (pushed)
+        cudag__exec_leave(x);
+    NVTX_POP(o.flags);
+    if (rc != CUDAG_OK) {
+        cudag_exec_destroy(x);
+        return rc;
+    }
+    *out = x;
+    return CUDAG_OK;
+}
+
+void cudag_exec_destroy(cudag_exec *x)
+{
+    if (!x)
+        return;
+    const cudag__drv *d = x->gpu.drv;
+    if (d && x->gpu.ctx) {
+        /* Teardown goes on through failures: each release is independent,
+         * and a handle half-released is better than one leaked whole. */
+        bool pushed = d->cuCtxPushCurrent(x->gpu.ctx) == CUDA_SUCCESS;
+        if (x->gpu.stream)
+            (void)d->cuStreamSynchronize(x->gpu.stream);
+        if (x->gexec)
+            (void)d->cuGraphExecDestroy(x->gexec);
+        cudag__built_free(&x->gpu, &x->built);
+        for (uint32_t b = 0; b < x->nbuffers; b++)
+            if (x->alloc[b])
+                (void)d->cuMemFree(x->alloc[b]);
+        cudag__code_free(&x->gpu, &x->code);
+        if (x->own_stream && x->gpu.stream)
+            (void)d->cuStreamDestroy(x->gpu.stream);
+        if (pushed)
+            cudag__exec_leave(x);
+        if (x->own_ctx)
+            (void)d->cuDevicePrimaryCtxRelease(x->gpu.dev);
+    }
+    cudag__launch_free(&x->launch);
+    cudag__free(x->bufs);
+    cudag__free(x->alloc);
+    cudag_graph_destroy(x->owned);
+    cudag__free(x);
+}
+
+/* ---- replay ------------------------------------------------------------- */
+
+int cudag_exec_launch(cudag_exec *x, unsigned times, cudag_error *err)
+{
+    int rc = enter(x, "cudag_exec_launch", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    NVTX_PUSH(x->flags, "cudag: launch");
+    for (unsigned i = 0; i < times; i++) {
+        CUresult r = x->gpu.drv->cuGraphLaunch(x->gexec, x->gpu.stream);
+        if (r != CUDA_SUCCESS) {
+            rc = cudag__cu_fail(err, x->gpu.drv, r, CUDAG__NOPOS,
+                                "cuGraphLaunch: replay %u of %u of graph '%s'",
+                                i + 1, times, x->g->name);
+            break;
+        }
+    }
+    NVTX_POP(x->flags);
+    cudag__exec_leave(x);
+    return rc;
+}
+
+int cudag_exec_sync(cudag_exec *x, cudag_error *err)
+{
+    int rc = enter(x, "cudag_exec_sync", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUresult r = x->gpu.drv->cuStreamSynchronize(x->gpu.stream);
+    if (r != CUDA_SUCCESS)
+        rc = cudag__cu_fail(err, x->gpu.drv, r, CUDAG__NOPOS,
+                            "cuStreamSynchronize: a replay of graph '%s' "
+                            "failed",
+                            x->g->name);
+    cudag__exec_leave(x);
+    return rc;
+}
+
+void *cudag_exec_stream(const cudag_exec *x) { return x ? x->gpu.stream : NULL; }
+
+static uint32_t find_buffer(const cudag_exec *x, const char *name,
+                            const char *fn, int *rc, cudag_error *err)
+{
+    uint32_t b = cudag__find_buffer(x->g, name);
+    if (b == CUDAG__NONE)
+        *rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                             "%s: graph '%s' has no buffer '%s'", fn,
+                             x->g->name, name ? name : "(null)");
+    return b;
+}
+
+int cudag_exec_buffer(const cudag_exec *x, const char *buffer, uint64_t *devptr,
+                      uint64_t *bytes, cudag_error *err)
+{
+    cudag__error_clear(err);
+    if (!x)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_exec_buffer: exec is NULL");
+    int rc = CUDAG_OK;
+    uint32_t b = find_buffer(x, buffer, "cudag_exec_buffer", &rc, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (devptr)
+        *devptr = x->bufs[b];
+    if (bytes)
+        *bytes = cudag__buffer_bytes(&x->g->buffers[b]);
+    return CUDAG_OK;
+}
+
+/* Both copies go on the exec's stream, so they are ordered after the
+ * replays launched before them, then wait for completion. */
+static int copy(cudag_exec *x, const char *buffer, void *host, size_t bytes,
+                bool to_device, cudag_error *err)
+{
+    const char *fn = to_device ? "cudag_exec_write" : "cudag_exec_read";
+    int rc = enter(x, fn, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t b = find_buffer(x, buffer, fn, &rc, err);
+    if (rc == CUDAG_OK && !host)
+        rc = cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                            "%s: host pointer is NULL", fn);
+    if (rc == CUDAG_OK && bytes != cudag__buffer_bytes(&x->g->buffers[b]))
+        rc = cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                            "%s: buffer '%s' holds %llu bytes, not %zu", fn,
+                            buffer,
+                            (unsigned long long)cudag__buffer_bytes(
+                                &x->g->buffers[b]),
+                            bytes);
+    if (rc == CUDAG_OK) {
+        const cudag__drv *d = x->gpu.drv;
+        CUresult r = to_device
+                         ? d->cuMemcpyHtoDAsync(x->bufs[b], host, bytes,
+                                                x->gpu.stream)
+                         : d->cuMemcpyDtoHAsync(host, x->bufs[b], bytes,
+                                                x->gpu.stream);
+        if (r != CUDA_SUCCESS)
+            rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "%s: buffer '%s'",
+                                to_device ? "cuMemcpyHtoDAsync"
+                                          : "cuMemcpyDtoHAsync",
+                                buffer);
+        else if ((r = d->cuStreamSynchronize(x->gpu.stream)) != CUDA_SUCCESS)
+            rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                                "cuStreamSynchronize: copying buffer '%s'",
+                                buffer);
+    }
+    cudag__exec_leave(x);
+    return rc;
+}
+
+int cudag_exec_read(cudag_exec *x, const char *buffer, void *host, size_t bytes,
+                    cudag_error *err)
+{
+    return copy(x, buffer, host, bytes, false, err);
+}
+
+int cudag_exec_write(cudag_exec *x, const char *buffer, const void *host,
+                     size_t bytes, cudag_error *err)
+{
+    /* The copy only reads host memory; the cast serves the shared helper. */
+    return copy(x, buffer, (void *)(uintptr_t)host, bytes, true, err);
+}
+
+int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st)
+{
+    if (!x || !st)
+        return CUDAG_EINVAL;
+    *st = x->stats;
+    return CUDAG_OK;
+}
+
+/* ---- updates ------------------------------------------------------------- */
+
+/* Pushes kernel node n's current launch description to the exec. */
+static int push_kernel(cudag_exec *x, uint32_t n, cudag_error *err)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    cudag__kernel_params(&x->launch.k[n], &p);
+    CUresult r = x->gpu.drv->cuGraphExecKernelNodeSetParams(
+        x->gexec, x->built.nodes[n], &p);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
+                              "cuGraphExecKernelNodeSetParams: node '%s'",
+                              x->g->nodes[n].name);
+    return CUDAG_OK;
+}
+
+int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,
+                       const cudag_arg *arg, cudag_error *err)
+{
+    int rc = enter(x, "cudag_exec_set_arg", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    const cudag_graph *g = x->g;
+    uint32_t n = cudag__find_node(g, node);
+    if (n == CUDAG__NONE) {
+        rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                            "cudag_exec_set_arg: graph '%s' has no node '%s'",
+                            g->name, node ? node : "(null)");
+        goto out;
+    }
+    const cudag__node *nd = &g->nodes[n];
+    if (nd->kind != CUDAG_NODE_KERNEL) {
+        rc = cudag__fail_at(err, CUDAG_EINVAL, nd->pos,
+                            "cudag_exec_set_arg: node '%s' is not a kernel "
+                            "node",
+                            nd->name);
+        goto out;
+    }
+    const cudag__sig *sig = &g->sigs[nd->u.k.sig];
+    if (index >= sig->nparams || !arg) {
+        rc = cudag__fail_at(err, CUDAG_EARGS, nd->pos,
+                            "cudag_exec_set_arg: node '%s': %s (kernel '%s' "
+                            "takes %u)",
+                            nd->name,
+                            arg ? "argument index out of range"
+                                : "argument is NULL",
+                            sig->name, sig->nparams);
+        goto out;
+    }
+    cudag__arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = arg->kind;
+    a.pos = nd->pos;
+    a.offset = arg->offset;
+    a.i = arg->i;
+    a.f = arg->f;
+    if (arg->kind == CUDAG_ARG_BUFFER) {
+        a.buffer = find_buffer(x, arg->buffer, "cudag_exec_set_arg", &rc, err);
+        if (rc != CUDAG_OK)
+            goto out;
+    }
+    cudag__launch *L = &x->launch.k[n];
+    uint64_t slot;
+    rc = cudag__pack_arg(g, sig->types[index], &a, x->bufs, &slot, err);
+    if (rc != CUDAG_OK) {
+        cudag__error_prefix(err, nd->pos,
+                            "cudag_exec_set_arg: node '%s', argument %u ('%s')",
+                            nd->name, index, sig->pnames[index]);
+        goto out;
+    }
+    /* Commit only what the driver took. */
+    uint64_t old = L->vals[index], oldoff = L->poff[index];
+    uint32_t oldbuf = L->pbuf[index];
+    L->vals[index] = slot;
+    L->pbuf[index] = a.kind == CUDAG_ARG_BUFFER ? a.buffer : CUDAG__NONE;
+    L->poff[index] = a.kind == CUDAG_ARG_BUFFER ? a.offset : 0;
+    rc = push_kernel(x, n, err);
+    if (rc != CUDAG_OK) {
+        L->vals[index] = old;
+        L->pbuf[index] = oldbuf;
+        L->poff[index] = oldoff;
+    }
+out:
+    cudag__exec_leave(x);
+    return rc;
+}
+
+/* Re-points node n at the current buffer pointers.  Kernel nodes get the
+ * parameters that refer to buffer b rewritten first. */
+static int repoint(cudag_exec *x, uint32_t n, uint32_t b, cudag_error *err)
+{
+    const cudag_graph *g = x->g;
+    const cudag__node *nd = &g->nodes[n];
+    const cudag__drv *d = x->gpu.drv;
+    CUresult r = CUDA_SUCCESS;
+    const char *call = NULL;
+    switch (nd->kind) {
+    case CUDAG_NODE_KERNEL: {
+        cudag__launch *L = &x->launch.k[n];
+        bool uses = false;
+        for (uint32_t i = 0; i < L->nparams; i++)
+            if (L->pbuf[i] == b) {
+                size_t es = cudag_type_size(g->buffers[b].type);
+                L->vals[i] = x->bufs[b] + L->poff[i] * es;
+                uses = true;
+            }
+        return uses ? push_kernel(x, n, err) : CUDAG_OK;
+    }
+    case CUDAG_NODE_MEMSET: {
+        if (nd->u.set.buffer != b)
+            return CUDAG_OK;
+        CUDA_MEMSET_NODE_PARAMS p;
+        cudag__memset_params(g, nd, x->bufs, &p);
+        call = "cuGraphExecMemsetNodeSetParams";
+        r = d->cuGraphExecMemsetNodeSetParams(x->gexec, x->built.nodes[n], &p,
+                                              x->gpu.ctx);
+        break;
+    }
+    case CUDAG_NODE_MEMCPY: {
+        if (nd->u.cpy.src != b && nd->u.cpy.dst != b)
+            return CUDAG_OK;
+        CUDA_MEMCPY3D p;
+        cudag__memcpy_params(g, nd, x->bufs, &p);
+        call = "cuGraphExecMemcpyNodeSetParams";
+        r = d->cuGraphExecMemcpyNodeSetParams(x->gexec, x->built.nodes[n], &p,
+                                              x->gpu.ctx);
+        break;
+    }
+    }
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, nd->pos, "%s: node '%s'", call,
+                              nd->name);
+    return CUDAG_OK;
+}
+
+int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
+                             uint64_t devptr, cudag_error *err)
+{
+    int rc = enter(x, "cudag_exec_rebind_buffer", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t b = find_buffer(x, buffer, "cudag_exec_rebind_buffer", &rc, err);
+    if (rc == CUDAG_OK && devptr == 0)
+        rc = cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                            "cudag_exec_rebind_buffer: buffer '%s': cannot "
+                            "bind a null pointer",
+                            buffer);
+    if (rc != CUDAG_OK)
+        goto out;
+    CUdeviceptr old = x->bufs[b];
+    x->bufs[b] = devptr;
+    uint32_t n;
+    for (n = 0; n < x->g->nnodes; n++)
+        if ((rc = repoint(x, n, b, err)) != CUDAG_OK)
+            break;
+    if (rc != CUDAG_OK) {
+        /* Put back the nodes already moved, so every node agrees again. */
+        x->bufs[b] = old;
+        for (uint32_t m = 0; m <= n && m < x->g->nnodes; m++)
+            (void)repoint(x, m, b, NULL);
+    }
+out:
+    cudag__exec_leave(x);
+    return rc;
+}
+
+static const char *update_result(CUgraphExecUpdateResult r)
+{
+    switch (r) {
+    case CU_GRAPH_EXEC_UPDATE_SUCCESS:
+        return "success";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED:
+        return "the graph's topology changed "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED)";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED:
+        return "a node's type changed "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED)";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED:
+        return "a kernel node's function changed "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED)";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED:
+        return "a node's parameters changed in a way an update cannot follow "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED)";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED:
+        return "a node cannot be updated "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED)";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE:
+        return "a kernel node's function changed in an unsupported way "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE)";
+    case CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED:
+        return "a node's attributes changed "
+               "(CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED)";
+    default:
+        return "the update failed (CU_GRAPH_EXEC_UPDATE_ERROR)";
+    }
+}
+
+/* The new graph may differ from the current one only in what a graph
+ * update can carry: the same buffers (sizes included: they are allocated)
+ * and the same kernels (their code is loaded). */
+static int same_resources(const cudag_exec *x, const cudag_graph *ng,
+                          const char *setting, cudag_error *err)
+{
+    const cudag_graph *g = x->g;
+    if (ng->nbuffers != g->nbuffers)
+        return cudag__fail_at(err, CUDAG_ENOTSUP, CUDAG__NOPOS,
+                              "setting %s changes the number of buffers (%u → "
+                              "%u); instantiate the graph again",
+                              setting, g->nbuffers, ng->nbuffers);
+    for (uint32_t b = 0; b < g->nbuffers; b++) {
+        const cudag__buffer *o = &g->buffers[b], *n = &ng->buffers[b];
+        if (strcmp(o->name, n->name) != 0 || o->type != n->type ||
+            o->count != n->count)
+            return cudag__fail_at(err, CUDAG_ENOTSUP,
+                                  n->count_pos.line ? n->count_pos : n->pos,
+                                  "setting %s changes buffer '%s' (%llu → "
+                                  "%llu elements of %s), which is already "
+                                  "allocated; instantiate the graph again",
+                                  setting, o->name,
+                                  (unsigned long long)o->count,
+                                  (unsigned long long)n->count,
+                                  cudag_type_name(n->type));
+    }
+    if (ng->nsigs != g->nsigs || ng->nmodules != g->nmodules)
+        return cudag__fail_at(err, CUDAG_ENOTSUP, CUDAG__NOPOS,
+                              "setting %s changes the kernels or modules; "
+                              "instantiate the graph again",
+                              setting);
+    for (uint32_t s = 0; s < g->nsigs; s++)
+        if (strcmp(g->sigs[s].symbol, ng->sigs[s].symbol) != 0 ||
+            g->sigs[s].module != ng->sigs[s].module)
+            return cudag__fail_at(err, CUDAG_ENOTSUP, ng->sigs[s].pos,
+                                  "setting %s changes kernel '%s'; "
+                                  "instantiate the graph again",
+                                  setting, ng->sigs[s].name);
+    for (uint32_t m = 0; m < g->nmodules; m++)
+        if (strcmp(g->modules[m].path, ng->modules[m].path) != 0)
+            return cudag__fail_at(err, CUDAG_ENOTSUP, ng->modules[m].pos,
+                                  "setting %s changes module '%s'; "
+                                  "instantiate the graph again",
+                                  setting, ng->modules[m].name);
+    /* A kernel the old graph never launched has no code loaded. */
+    for (uint32_t n = 0; n < ng->nnodes; n++)
+        if (ng->nodes[n].kind == CUDAG_NODE_KERNEL &&
+            !x->code.funcs[ng->nodes[n].u.k.sig])
+            return cudag__fail_at(err, CUDAG_ENOTSUP, ng->nodes[n].pos,
+                                  "setting %s makes node '%s' launch kernel "
+                                  "'%s', which the instantiated graph does not "
+                                  "use; instantiate the graph again",
+                                  setting, ng->nodes[n].name,
+                                  ng->sigs[ng->nodes[n].u.k.sig].name);
+    return CUDAG_OK;
+}
+
+int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
+                       cudag_error *err)
+{
+    int rc = enter(x, "cudag_exec_set_var", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    char setting[300];
+    snprintf(setting, sizeof setting, "%s=%lld", name ? name : "(null)",
+             (long long)value);
+    cudag_graph *ng = NULL;
+    cudag__launches nl;
+    cudag__built nb;
+    memset(&nl, 0, sizeof nl);
+    memset(&nb, 0, sizeof nb);
+    unsigned downgraded = 0;
+    rc = cudag__relower(x->g, name, value, &ng, err);
+    if (rc == CUDAG_OK)
+        rc = same_resources(x, ng, setting, err);
+    if (rc == CUDAG_OK)
+        rc = build_graph(x, ng, &nl, &nb, &downgraded, err);
+    if (rc == CUDAG_OK) {
+        CUgraphExecUpdateResultInfo info;
+        memset(&info, 0, sizeof info);
+        CUresult r = x->gpu.drv->cuGraphExecUpdate(x->gexec, nb.graph, &info);
+        if (r != CUDA_SUCCESS) {
+            uint32_t n = cudag__built_find(&nb, info.errorNode);
+            uint32_t f = cudag__built_find(&nb, info.errorFromNode);
+            char where[600] = "";
+            if (n != CUDAG__NONE && f != CUDAG__NONE)
+                snprintf(where, sizeof where, " at the edge '%s' -> '%s'",
+                         ng->nodes[f].name, ng->nodes[n].name);
+            else if (n != CUDAG__NONE)
+                snprintf(where, sizeof where, " at node '%s'",
+                         ng->nodes[n].name);
+            rc = cudag__cu_fail(err, x->gpu.drv, r,
+                                n != CUDAG__NONE ? ng->nodes[n].pos
+                                                 : CUDAG__NOPOS,
+                                "cuGraphExecUpdate: setting %s cannot update "
+                                "the instantiated graph: %s%s",
+                                setting, update_result(info.result), where);
+        }
+    }
+    if (rc == CUDAG_OK) {
+        /* The exec now runs ng's parameters.  The CUgraph it was
+         * instantiated from stays: its node handles still address the
+         * exec's nodes, which the new graph's mirror one for one. */
+        cudag__built_free(&x->gpu, &nb);
+        cudag__launch_free(&x->launch);
+        x->launch = nl;
+        cudag_graph_destroy(x->owned);
+        x->owned = ng;
+        x->g = ng;
+        x->stats.downgraded_edges = downgraded;
+    } else {
+        cudag__built_free(&x->gpu, &nb);
+        cudag__launch_free(&nl);
+        cudag_graph_destroy(ng);
+    }
+    cudag__exec_leave(x);
+    return rc;
+}

@@ -265,7 +265,10 @@ static int include_cycle(loader *ld, const char *real, cudag__pos at)
     char chain[2048];
     size_t off = 0;
     unsigned first = 0;
-    while (first < ld->depth && strcmp(ld->stack_real[first], real) != 0)
+    /* Text loaded from memory has no canonical path (NULL): it can be on
+     * the stack but never be the file that closes the cycle. */
+    while (first < ld->depth && (!ld->stack_real[first] ||
+                                 strcmp(ld->stack_real[first], real) != 0))
         first++;
     for (unsigned i = first; i < ld->depth && off < sizeof chain; i++)
         off += (size_t)snprintf(chain + off, sizeof chain - off, "%s -> ",
@@ -1012,7 +1015,9 @@ int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
             rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
         }
     }
-    if (rc == CUDAG_OK)
+    /* Errors reported through d get their count; one set by fail_at has
+     * it already. */
+    if (d.nerr)
         rc = cudag__diag_finish(&d);
     cudag__free(mine);
     cudag__free(ov);

@@ -1,10 +1,488 @@
-/* cmd_run.c — placeholder until `cudag run` lands. */
+/* cmd_run.c — `cudag run`: load a graph, instantiate it on a GPU, replay it
+ * with a CUDA event pair around each replay, and print the replay times, the
+ * host stage times and a checksum of every buffer. */
 #include "cli.h"
+#include "exec.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dump {
+    const char *buffer, *path;
+} dump;
+
+typedef struct run_opts {
+    const char *file;
+    unsigned long iters, warmup;
+    bool json;
+    dump dumps[CLI_MAX_LIST];
+    size_t ndumps;
+} run_opts;
+
+/* What one buffer looked like after the replays. */
+typedef struct summary {
+    const char *name;
+    cudag_type type;
+    uint64_t count, bytes;
+    double sum;
+    uint64_t hash;
+    double first[4];
+    unsigned nfirst;
+    bool ok;                    /* false: could not be read (reason printed) */
+} summary;
+
+static const char help[] =
+    "Usage: %s run [OPTIONS] FILE\n"
+    "Build the graph, instantiate it on a GPU, replay it and report per-replay\n"
+    "times (CUDA events), host stage times and a checksum of every buffer.\n"
+    "\nOptions:\n"
+    "  --iters N         timed replays (default 100)\n"
+    "  --warmup N        untimed replays first (default 10)\n"
+    "  --device K        CUDA device ordinal (default 0)\n"
+    "  --no-pdl          build programmatic edges as full edges\n"
+    "  --strict          an unsafe programmatic edge is an error, not a warning\n"
+    "  --dump BUF=PATH   write buffer BUF's bytes to PATH after the replays\n"
+    "  --json            print the results as one JSON object\n"
+    "%s"
+    "\nExit status: 0 success, 1 graph errors, 2 usage, 3 no CUDA driver or\n"
+    "device, 4 CUDA error (a failed driver call or kernel), 5 file error.\n";
+
+static bool parse_count(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return false;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int usage(cli *c, const char *what, const char *arg)
+{
+    fprintf(stderr, "%s run: %s '%s'\nTry '%s run --help'.\n", c->prog, what,
+            arg, c->prog);
+    return CLI_EUSAGE;
+}
+
+static int parse_args(cli *c, int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->iters = 100;
+    o->warmup = 10;
+    for (int i = 1; i < argc;) {
+        int r = cli_common_opt(c, argc, argv, &i);
+        if (r < 0)
+            return CLI_EUSAGE;
+        if (r > 0)
+            continue;
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
+            unsigned long *dst = a[2] == 'i' ? &o->iters : &o->warmup;
+            /* A bound that keeps the event array a sane size. */
+            if (!has_val || !parse_count(argv[i + 1], 10000000, dst) ||
+                (dst == &o->iters && *dst == 0))
+                return usage(c, "needs a count (iters 1 to 10000000)", a);
+            i += 2;
+        } else if (strcmp(a, "--dump") == 0) {
+            const char *v = has_val ? argv[i + 1] : NULL;
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v || !eq[1])
+                return usage(c, "--dump takes BUFFER=PATH, not", v ? v : "");
+            if (o->ndumps == CLI_MAX_LIST)
+                return usage(c, "too many", "--dump");
+            /* The name is cut at '=' in place: argv is ours to edit. */
+            argv[i + 1][eq - v] = '\0';
+            o->dumps[o->ndumps].buffer = v;
+            o->dumps[o->ndumps++].path = eq + 1;
+            i += 2;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return usage(c, "unknown option", a);
+        } else {
+            if (o->file)
+                return usage(c, "one file at a time; extra argument", a);
+            o->file = a;
+            i++;
+        }
+    }
+    if (!o->file) {
+        fprintf(stderr, "%s run: no file given\nTry '%s run --help'.\n",
+                c->prog, c->prog);
+        return CLI_EUSAGE;
+    }
+    return CLI_OK;
+}
+
+/* ---- timing ------------------------------------------------------------ */
+
+/* Replays `iters` times with an event recorded before each replay and after
+ * the last, so replay i is timed by the events i and i+1 around it.  Fills
+ * ms[iters].  Returns a library status with err set. */
+static int timed_replays(cudag_exec *x, unsigned long iters, float *ms,
+                         cudag_error *err)
+{
+    const cudag__drv *d = x->gpu.drv;
+    CUevent *ev = calloc(iters + 1, sizeof *ev);
+    if (!ev)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                              "out of memory for %lu events", iters + 1);
+    int rc = cudag__exec_enter(x, err);
+    if (rc != CUDAG_OK) {
+        free(ev);
+        return rc;
+    }
+    CUresult r = CUDA_SUCCESS;
+    unsigned long made = 0;
+    for (; made <= iters && r == CUDA_SUCCESS; made++)
+        r = d->cuEventCreate(&ev[made], CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        made--;
+        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventCreate");
+    }
+    for (unsigned long i = 0; i < iters && rc == CUDAG_OK; i++) {
+        r = d->cuEventRecord(ev[i], x->gpu.stream);
+        if (r != CUDA_SUCCESS)
+            rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
+        else
+            rc = cudag_exec_launch(x, 1, err);
+    }
+    if (rc == CUDAG_OK && (r = d->cuEventRecord(ev[iters], x->gpu.stream)) !=
+                              CUDA_SUCCESS)
+        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
+    if (rc == CUDAG_OK)
+        rc = cudag_exec_sync(x, err);
+    for (unsigned long i = 0; i < iters && rc == CUDAG_OK; i++)
+        if ((r = d->cuEventElapsedTime(&ms[i], ev[i], ev[i + 1])) !=
+            CUDA_SUCCESS)
+            rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventElapsedTime");
+    for (unsigned long i = 0; i < made; i++)
+        (void)d->cuEventDestroy(ev[i]);
+    cudag__exec_leave(x);
+    free(ev);
+    return rc;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile of sorted v[n] by linear interpolation between ranks. */
+static double quantile(const float *v, unsigned long n, double q)
+{
+    double pos = q * (double)(n - 1);
+    unsigned long lo = (unsigned long)pos;
+    unsigned long hi = lo + 1 < n ? lo + 1 : lo;
+    return v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
+}
+
+/* ---- checksums ------------------------------------------------------------ */
+
+static double f16_value(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0    ? ldexp(m, -24)
+               : e == 31 ? (m ? NAN : INFINITY)
+                         : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* Element i of a buffer's bytes as a double. */
+static double element(const unsigned char *p, cudag_type t, uint64_t i)
+{
+    size_t es = cudag_type_size(t);
+    uint64_t u = 0;
+    memcpy(&u, p + i * es, es);
+    switch (t) {
+    case CUDAG_TYPE_I8: return (double)(int8_t)u;
+    case CUDAG_TYPE_U8: return (double)(uint8_t)u;
+    case CUDAG_TYPE_I16: return (double)(int16_t)u;
+    case CUDAG_TYPE_U16: return (double)(uint16_t)u;
+    case CUDAG_TYPE_I32: return (double)(int32_t)u;
+    case CUDAG_TYPE_U32: return (double)(uint32_t)u;
+    case CUDAG_TYPE_I64: return (double)(int64_t)u;
+    case CUDAG_TYPE_U64: return (double)u;
+    case CUDAG_TYPE_F16: return f16_value((uint16_t)u);
+    case CUDAG_TYPE_BF16: {
+        uint32_t w = (uint32_t)u << 16;
+        float f;
+        memcpy(&f, &w, 4);
+        return f;
+    }
+    case CUDAG_TYPE_F32: {
+        uint32_t w = (uint32_t)u;
+        float f;
+        memcpy(&f, &w, 4);
+        return f;
+    }
+    case CUDAG_TYPE_F64: {
+        double f;
+        memcpy(&f, &u, 8);
+        return f;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int summarise(cli *c, cudag_exec *x, const cudag_graph *g, size_t b,
+                     summary *s, const run_opts *o)
+{
+    memset(s, 0, sizeof *s);
+    s->name = cudag_graph_buffer_name(g, b);
+    uint32_t bi = cudag__find_buffer(g, s->name);
+    s->type = g->buffers[bi].type;
+    s->count = g->buffers[bi].count;
+    s->bytes = cudag__buffer_bytes(&g->buffers[bi]);
+    unsigned char *host = malloc(s->bytes ? s->bytes : 1);
+    if (!host) {
+        fprintf(stderr, "%s run: no host memory to read buffer '%s' (%llu "
+                        "bytes); checksum skipped\n",
+                c->prog, s->name, (unsigned long long)s->bytes);
+        return CLI_OK;
+    }
+    cudag_error err;
+    int rc = cudag_exec_read(x, s->name, host, s->bytes, &err);
+    if (rc != CUDAG_OK) {
+        cli_print_error(c, &err);
+        free(host);
+        return cli_status(rc);
+    }
+    /* FNV-1a over the bytes: any change in any bit shows. */
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (uint64_t i = 0; i < s->bytes; i++) {
+        h ^= host[i];
+        h *= UINT64_C(1099511628211);
+    }
+    s->hash = h;
+    for (uint64_t i = 0; i < s->count; i++) {
+        double v = element(host, s->type, i);
+        s->sum += v;
+        if (i < 4)
+            s->first[s->nfirst++] = v;
+    }
+    s->ok = true;
+    int status = CLI_OK;
+    for (size_t d = 0; d < o->ndumps; d++) {
+        if (strcmp(o->dumps[d].buffer, s->name) != 0)
+            continue;
+        FILE *f = fopen(o->dumps[d].path, "wb");
+        bool ok = f && fwrite(host, 1, s->bytes, f) == s->bytes;
+        if (f && fclose(f) != 0)
+            ok = false;
+        if (!ok) {
+            fprintf(stderr, "%s run: cannot write buffer '%s' to '%s': %s\n",
+                    c->prog, s->name, o->dumps[d].path, strerror(errno));
+            status = CLI_EIO;
+        }
+    }
+    free(host);
+    return status;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+static void print_text(const cudag_graph *g, const cudag_exec *x,
+                       const run_opts *o, const float *t, uint64_t parse_ns,
+                       const summary *s, size_t ns)
+{
+    cudag_exec_stats st;
+    cudag_exec_get_stats(x, &st);
+    size_t kinds[3] = {0, 0, 0};
+    for (size_t e = 0; e < cudag_graph_edge_count(g); e++) {
+        cudag_edge_kind k;
+        if (cudag_graph_edge(g, e, NULL, NULL, &k) == CUDAG_OK && k <= 2)
+            kinds[k]++;
+    }
+    printf("graph %s (%s): %zu nodes, %zu edges (%zu full, %zu programmatic, "
+           "%zu launch_order",
+           cudag_graph_name(g), o->file, cudag_graph_node_count(g),
+           cudag_graph_edge_count(g), kinds[0], kinds[1], kinds[2]);
+    if (st.downgraded_edges)
+        printf(", %u built full", st.downgraded_edges);
+    printf(")%s\n", x->flags & CUDAG_NO_PDL ? ", --no-pdl" : "");
+    printf("device %s (compute %d.%d)\n", x->gpu.name, x->gpu.cc_major,
+           x->gpu.cc_minor);
+    unsigned long n = o->iters;
+    printf("replay (us, %lu replays after %lu warm-up): median %.2f  min %.2f  "
+           "max %.2f  p10 %.2f  p90 %.2f\n",
+           n, o->warmup, 1e3 * quantile(t, n, 0.5), 1e3 * t[0],
+           1e3 * t[n - 1], 1e3 * quantile(t, n, 0.1),
+           1e3 * quantile(t, n, 0.9));
+    printf("host (ms): parse+check %.3f  driver %.3f  load %.3f  alloc %.3f  "
+           "build %.3f  instantiate %.3f\n",
+           ms(parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
+           ms(st.build_ns), ms(st.instantiate_ns));
+    for (size_t i = 0; i < ns; i++) {
+        if (!s[i].ok)
+            continue;
+        printf("buffer %s %s[%llu]: sum %.9g  fnv1a %016llx  first", s[i].name,
+               cudag_type_name(s[i].type), (unsigned long long)s[i].count,
+               s[i].sum, (unsigned long long)s[i].hash);
+        for (unsigned k = 0; k < s[i].nfirst; k++)
+            printf(" %.9g", s[i].first[k]);
+        printf("\n");
+    }
+}
+
+/* JSON has no NaN or infinity: those become null. */
+static void json_num(double v)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    else
+        printf("null");
+}
+
+static void print_json(const cudag_graph *g, const cudag_exec *x,
+                       const run_opts *o, const float *t, uint64_t parse_ns,
+                       const summary *s, size_t ns)
+{
+    cudag_exec_stats st;
+    cudag_exec_get_stats(x, &st);
+    unsigned long n = o->iters;
+    printf("{\"graph\": ");
+    cli_json_string(stdout, cudag_graph_name(g));
+    printf(", \"file\": ");
+    cli_json_string(stdout, o->file);
+    printf(", \"device\": ");
+    cli_json_string(stdout, x->gpu.name);
+    printf(", \"compute_capability\": \"%d.%d\", \"nodes\": %zu, \"edges\": "
+           "%zu, \"downgraded_edges\": %u, \"no_pdl\": %s",
+           x->gpu.cc_major, x->gpu.cc_minor, cudag_graph_node_count(g),
+           cudag_graph_edge_count(g), st.downgraded_edges,
+           x->flags & CUDAG_NO_PDL ? "true" : "false");
+    printf(", \"iters\": %lu, \"warmup\": %lu, \"replay_us\": {\"median\": ",
+           n, o->warmup);
+    json_num(1e3 * quantile(t, n, 0.5));
+    printf(", \"min\": ");
+    json_num(1e3 * t[0]);
+    printf(", \"max\": ");
+    json_num(1e3 * t[n - 1]);
+    printf(", \"p10\": ");
+    json_num(1e3 * quantile(t, n, 0.1));
+    printf(", \"p90\": ");
+    json_num(1e3 * quantile(t, n, 0.9));
+    printf("}, \"host_ms\": {\"parse_check\": %.6f, \"driver\": %.6f, "
+           "\"load\": %.6f, \"alloc\": %.6f, \"build\": %.6f, "
+           "\"instantiate\": %.6f}, \"buffers\": [",
+           ms(parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
+           ms(st.build_ns), ms(st.instantiate_ns));
+    bool sep = false;
+    for (size_t i = 0; i < ns; i++) {
+        if (!s[i].ok)
+            continue;
+        printf("%s{\"name\": ", sep ? ", " : "");
+        sep = true;
+        cli_json_string(stdout, s[i].name);
+        printf(", \"type\": \"%s\", \"count\": %llu, \"bytes\": %llu, "
+               "\"sum\": ",
+               cudag_type_name(s[i].type), (unsigned long long)s[i].count,
+               (unsigned long long)s[i].bytes);
+        json_num(s[i].sum);
+        printf(", \"fnv1a\": \"%016llx\", \"first\": [",
+               (unsigned long long)s[i].hash);
+        for (unsigned k = 0; k < s[i].nfirst; k++) {
+            if (k)
+                printf(", ");
+            json_num(s[i].first[k]);
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+}
+
+/* ---- the command ------------------------------------------------------------ */
 
 int cmd_run(cli *c, int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "%s run: not implemented yet\n", c->prog);
-    return CLI_EUSAGE;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf(help, c->prog, cli_common_help);
+            return CLI_OK;
+        }
+    run_opts o;
+    int status = parse_args(c, argc, argv, &o);
+    if (status != CLI_OK)
+        return status;
+    uint64_t t0 = cudag__now_ns();
+    cudag_graph *g = NULL;
+    status = cli_load(c, o.file, &g);
+    uint64_t parse_ns = cudag__now_ns() - t0;
+    if (status != CLI_OK)
+        return status;
+    for (size_t d = 0; d < o.ndumps; d++)
+        if (cudag__find_buffer(g, o.dumps[d].buffer) == CUDAG__NONE) {
+            fprintf(stderr, "%s run: --dump: graph '%s' has no buffer '%s'\n",
+                    c->prog, cudag_graph_name(g), o.dumps[d].buffer);
+            cudag_graph_destroy(g);
+            return CLI_EUSAGE;
+        }
+
+    cudag_exec_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.size = sizeof eo;
+    eo.device = c->device;
+    eo.flags = c->flags;
+    eo.diag = cli_diag;
+    eo.diag_user = c;
+    cudag_exec *x = NULL;
+    cudag_error err;
+    float *t = NULL;
+    summary *s = NULL;
+    size_t nb = cudag_graph_buffer_count(g);
+    unsigned errs = c->nerr;
+    int rc = cudag_instantiate(g, &eo, &x, &err);
+    if (rc != CUDAG_OK) {
+        /* Errors reported through the callback (a strict PDL edge) are
+         * printed already; the rest are printed here. */
+        if (c->nerr == errs)
+            cli_print_error(c, &err);
+        status = cli_status(rc);
+        goto out;
+    }
+    t = malloc(o.iters * sizeof *t);
+    s = calloc(nb ? nb : 1, sizeof *s);
+    if (!t || !s) {
+        fprintf(stderr, "%s run: out of memory\n", c->prog);
+        status = CLI_ECUDA;
+        goto out;
+    }
+    rc = cudag_exec_launch(x, (unsigned)o.warmup, &err);
+    if (rc == CUDAG_OK)
+        rc = cudag_exec_sync(x, &err);
+    if (rc == CUDAG_OK)
+        rc = timed_replays(x, o.iters, t, &err);
+    if (rc != CUDAG_OK) {
+        cli_print_error(c, &err);
+        status = cli_status(rc);
+        goto out;
+    }
+    qsort(t, o.iters, sizeof *t, cmp_float);
+    for (size_t b = 0; b < nb; b++) {
+        int r = summarise(c, x, g, b, &s[b], &o);
+        if (r != CLI_OK && status == CLI_OK)
+            status = r;
+    }
+    if (o.json)
+        print_json(g, x, &o, t, parse_ns, s, nb);
+    else if (!c->quiet)
+        print_text(g, x, &o, t, parse_ns, s, nb);
+out:
+    free(t);
+    free(s);
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
+    return status;
 }

@@ -1,0 +1,173 @@
+/* build.h — from a checked IR graph to driver objects: the loaded code
+ * (modules and functions, checked against the signatures), one launch
+ * description per kernel node, the effective kind of every edge (PDL safety),
+ * and the CUgraph itself.  Each piece is separate so that `cudag bench` can
+ * launch the same descriptions on a stream, or build the graph another way. */
+#ifndef CUDAG_BUILD_H
+#define CUDAG_BUILD_H
+
+#include "driver.h"
+#include "ir.h"
+
+/* The device side an exec works in.  Everything in this header expects ctx
+ * to be current on the calling thread. */
+typedef struct cudag__gpu {
+    const cudag__drv *drv;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    int cc_major, cc_minor;     /* compute capability */
+    int smem_optin;             /* most shared memory a block may opt in to */
+    char name[256];             /* the device's name */
+} cudag__gpu;
+
+/* ---- code: modules and functions ------------------------------------- */
+
+typedef struct cudag__code {
+    uint32_t nmodules, nsigs;
+    CUlibrary *libs;            /* per module; NULL when no node needs it */
+    CUfunction *funcs;          /* per signature; NULL when no node uses it */
+    int *static_smem;           /* per signature: static shared bytes */
+    int *smem_set;              /* per signature: dynamic limit raised to */
+    int *binary_version;        /* per signature: CU_FUNC_ATTRIBUTE_… ×10+minor */
+    int *ptx_version;           /* per signature: 0 for SASS-only code */
+} cudag__code;
+
+/*
+ * Loads every module that a kernel node needs (cuLibraryLoadFromFile), looks
+ * up each used signature's symbol, checks its parameter count and sizes with
+ * cuFuncGetParamInfo, and records its attributes.  Errors carry the position
+ * of the first node that uses the kernel (else the signature's or module's).
+ * On error everything loaded so far is released and *c is zeroed.
+ */
+int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
+                     cudag__code *c, cudag_error *err);
+
+/* Unloads and frees; accepts a zeroed or partly loaded *c; leaves it zeroed. */
+void cudag__code_free(const cudag__gpu *gpu, cudag__code *c);
+
+/* True when signature `sig`'s loaded code may be the downstream end of a
+ * programmatic or launch-order edge: declared pdl, and code built for sm_90 or
+ * newer (a PTX JIT from an older virtual architecture lost the wait). */
+bool cudag__code_can_wait(const cudag_graph *g, const cudag__code *c,
+                          uint32_t sig);
+
+/* ---- launch descriptions ---------------------------------------------- */
+
+/* Everything cuGraphAddKernelNode or cuLaunchKernelEx needs for one kernel
+ * node.  params[i] points at vals[i], whose first bytes hold parameter i as
+ * the kernel reads it. */
+typedef struct cudag__launch {
+    CUfunction fn;
+    unsigned grid[3], block[3], smem;
+    uint32_t nparams;
+    void **params;
+    uint64_t *vals;
+    uint32_t *pbuf;             /* per param: buffer index of a pointer arg */
+    uint64_t *poff;             /* per param: its offset in elements */
+} cudag__launch;
+
+typedef struct cudag__launches {
+    uint32_t nnodes;
+    cudag__launch *k;           /* per node; zeroed for memset/memcpy nodes */
+    /* The per-parameter arrays of every node, one allocation each. */
+    void **params;
+    uint64_t *vals;
+    uint32_t *pbuf;
+    uint64_t *poff;
+} cudag__launches;
+
+/*
+ * Describes every kernel node of g with the buffers' device pointers bufs[]
+ * (one per buffer).  Raises a function's dynamic shared memory limit when a
+ * node asks for more than 48 KiB, and refuses more than the device allows
+ * (CUDAG_ELIMIT at the node's smem).  On error *l is zeroed.
+ */
+int cudag__launch_prepare(const cudag__gpu *gpu, const cudag_graph *g,
+                          cudag__code *c, const CUdeviceptr *bufs,
+                          cudag__launches *l, cudag_error *err);
+void cudag__launch_free(cudag__launches *l);
+
+/*
+ * Converts an argument to the bytes of a parameter of type t (into *slot,
+ * zero-filled first): pointers from bufs[] plus the offset, integers
+ * truncated to their width (unsigned types take the bits), floats converted
+ * with round-to-nearest-even (f16, bf16 too).  Returns CUDAG_OK, or
+ * CUDAG_ETYPE/CUDAG_ERANGE through err (at a->pos) when the argument does not
+ * fit the parameter, as the checker would say.
+ */
+int cudag__pack_arg(const cudag_graph *g, cudag_type t, const cudag__arg *a,
+                    const CUdeviceptr *bufs, uint64_t *slot, cudag_error *err);
+
+/* Prepends "<formatted>: " to err's message (when err is not NULL) and
+ * moves it to pos; the code stays. */
+void cudag__error_prefix(cudag_error *err, cudag__pos pos, const char *fmt,
+                         ...) CUDAG__PRINTF(3, 4);
+
+/* ---- edges ------------------------------------------------------------- */
+
+/*
+ * Decides how each edge of g is built (kinds[i] for edge i): as written, or
+ * downgraded to full when the device (compute capability < 9.0) or the
+ * downstream kernel (cudag__code_can_wait) cannot honour a programmatic or
+ * launch-order edge.  Each downgrade is reported to d as a warning naming the
+ * edge and its position, or, with CUDAG_STRICT in flags, as a CUDAG_EPDL
+ * error.  CUDAG_NO_PDL builds every such edge full, silently.  Returns the
+ * status of d's first error; *downgraded counts the warnings' edges.
+ */
+int cudag__edge_kinds(const cudag__gpu *gpu, const cudag_graph *g,
+                      const cudag__code *c, unsigned flags, cudag__diag *d,
+                      uint8_t *kinds, unsigned *downgraded);
+
+/* ---- the CUgraph -------------------------------------------------------- */
+
+/* How cudag__build lays out the dependencies. */
+enum {
+    CUDAG__BUILD_EDGES = 0,     /* the edges, with kinds[] */
+    CUDAG__BUILD_ALL_FULL = 1,  /* the edges, every one full */
+    CUDAG__BUILD_SERIAL = 2     /* one chain of full edges in topological order */
+};
+
+typedef struct cudag__built {
+    CUgraph graph;
+    CUgraphNode *nodes;         /* per IR node */
+    uint32_t nnodes;
+} cudag__built;
+
+/*
+ * Creates the CUgraph: one node per IR node in index order, then the
+ * dependencies one edge at a time in a deterministic order (the checker's
+ * CSR order by (from, to)).  kinds may be NULL for all-full.  Driver failures
+ * name the node or edge and carry its position.  On error *b is zeroed and
+ * nothing is left to free.
+ */
+int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
+                 const cudag__launches *l, const CUdeviceptr *bufs,
+                 const uint8_t *kinds, int mode, cudag__built *b,
+                 cudag_error *err);
+void cudag__built_free(const cudag__gpu *gpu, cudag__built *b);
+
+/* The node whose handle is h, or CUDAG__NONE. */
+uint32_t cudag__built_find(const cudag__built *b, CUgraphNode h);
+
+/* The driver parameters of a memset or memcpy node for buffers at bufs[]. */
+void cudag__memset_params(const cudag_graph *g, const cudag__node *n,
+                          const CUdeviceptr *bufs, CUDA_MEMSET_NODE_PARAMS *p);
+void cudag__memcpy_params(const cudag_graph *g, const cudag__node *n,
+                          const CUdeviceptr *bufs, CUDA_MEMCPY3D *p);
+
+/* The kernel node parameters of a launch description. */
+void cudag__kernel_params(const cudag__launch *k, CUDA_KERNEL_NODE_PARAMS *p);
+
+/* ---- values ------------------------------------------------------------- */
+
+/* v converted to the bits of an element of type t (little-endian in the low
+ * bytes): floats with round-to-nearest-even (f16 and bf16 included, NaN
+ * kept), integers truncated toward zero then wrapped to the width. */
+uint64_t cudag__value_bits(cudag_type t, double v);
+
+/* IEEE binary16 and bfloat16 bits of v, rounded to nearest even. */
+uint16_t cudag__f16_bits(double v);
+uint16_t cudag__bf16_bits(double v);
+
+#endif /* CUDAG_BUILD_H */

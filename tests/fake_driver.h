@@ -1,0 +1,841 @@
+/* fake_driver.h — a CUDA driver table that runs on the CPU, for the CPU
+ * suites (test_driver.c, test_build.c).  Device memory is host memory, a few
+ * kernels have host implementations, graph launches run nodes in
+ * topological order, and every call can be made to fail: arm the n-th call
+ * with fake_fail_at(n) and sweep n over a whole scenario.  Every object the
+ * fake hands out is tracked, so a test can assert that the library released
+ * everything (fake_live()).  Header-only: each suite gets its own copy. */
+#ifndef CUDAG_FAKE_DRIVER_H
+#define CUDAG_FAKE_DRIVER_H
+
+#include "driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_MAXN 64
+#define FAKE_MAXE 256
+#define FAKE_MAXP 8
+#define FAKE_MAXOBJ 4096
+
+typedef struct fake_kernel {
+    const char *name;
+    unsigned nparams;
+    size_t sizes[FAKE_MAXP];
+    int binary, ptx, static_smem;
+    void (*run)(void **params, const unsigned grid[3], const unsigned block[3]);
+} fake_kernel;
+
+typedef struct fake_node {
+    CUgraphNodeType type;
+    int index;
+    const fake_kernel *k;
+    unsigned grid[3], block[3], smem;
+    uint64_t vals[FAKE_MAXP];
+    CUDA_MEMSET_NODE_PARAMS set;
+    CUDA_MEMCPY3D cpy;
+} fake_node;
+
+typedef struct fake_edge {
+    int from, to;
+    CUgraphEdgeData ed;
+} fake_edge;
+
+typedef struct fake_graph {
+    fake_node *nodes[FAKE_MAXN];
+    int nnodes;
+    fake_edge edges[FAKE_MAXE];
+    int nedges;
+} fake_graph;
+
+typedef struct fake_exec {
+    fake_node nodes[FAKE_MAXN];
+    int nnodes;
+    fake_edge edges[FAKE_MAXE];
+    int nedges;
+    int launches;
+} fake_exec;
+
+typedef struct fake_state {
+    long countdown;             /* fail when it reaches 0; < 0: never */
+    long calls;                 /* counted calls since fake_reset */
+    const char *failed;         /* the call that was made to fail */
+    CUresult init_result, version_result;
+    int version;
+    int device_count, cc_major, cc_minor, smem_optin;
+    size_t mem_free, mem_total;
+    long allocs;                /* cuMemAlloc calls that succeeded */
+    int pushed;                 /* context stack depth */
+    int retained;               /* primary context references */
+    int instantiate_fail_node;  /* ≥ 0: instantiation fails there */
+    void *objs[FAKE_MAXOBJ];    /* every live object */
+    int nobjs;
+    fake_graph *last_graph;     /* the graph last instantiated */
+    fake_exec *last_exec;
+    long set_params;            /* exec node updates (any kind) */
+    CUresult set_attr_result;
+    int smem_attr_value;        /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+} fake_state;
+
+static fake_state F;
+
+/* ---- kernels with host implementations ---------------------------------- */
+
+static long fake_n(void *p) { return (long)*(int64_t *)p; }
+static float *fake_f(void *p) { return (float *)(uintptr_t)*(CUdeviceptr *)p; }
+
+static void fake_scale(void **p, const unsigned *g, const unsigned *b)
+{
+    (void)g;
+    (void)b;
+    float *x = fake_f(p[0]), *y = fake_f(p[1]), a = *(float *)p[2];
+    for (long i = 0; i < fake_n(p[3]); i++)
+        y[i] = a * x[i];
+}
+
+static void fake_add(void **p, const unsigned *g, const unsigned *b)
+{
+    (void)g;
+    (void)b;
+    float *x = fake_f(p[0]), *y = fake_f(p[1]), *z = fake_f(p[2]);
+    for (long i = 0; i < fake_n(p[3]); i++)
+        z[i] = x[i] + y[i];
+}
+
+static void fake_copy(void **p, const unsigned *g, const unsigned *b)
+{
+    (void)g;
+    (void)b;
+    float *x = fake_f(p[0]), *y = fake_f(p[1]);
+    for (long i = 0; i < fake_n(p[2]); i++)
+        y[i] = x[i];
+}
+
+static const fake_kernel fake_kernels[] = {
+    {"scale_f32", 4, {8, 8, 4, 8}, 90, 90, 0, fake_scale},
+    {"add_f32", 4, {8, 8, 8, 8}, 90, 90, 0, fake_add},
+    {"copy_f32", 3, {8, 8, 8}, 90, 90, 0, fake_copy},
+    {"util_noop", 0, {0}, 90, 90, 0, NULL},
+    {"nowait_copy_f32", 3, {8, 8, 8}, 90, 90, 0, fake_copy},
+    {"ptx80_copy_f32", 3, {8, 8, 8}, 90, 80, 0, fake_copy},
+    {"sm80_copy_f32", 3, {8, 8, 8}, 80, 0, 0, fake_copy},
+    {"scale_short", 3, {8, 8, 4}, 90, 90, 0, NULL},
+    {"scale_wide", 4, {8, 8, 8, 8}, 90, 90, 0, NULL},
+    {"scale_long", 5, {8, 8, 4, 8, 8}, 90, 90, 0, NULL},
+    {"smem_user", 0, {0}, 90, 90, 1024, NULL},
+};
+#define FAKE_NKERNELS (sizeof fake_kernels / sizeof fake_kernels[0])
+
+/* ---- bookkeeping --------------------------------------------------------- */
+
+static void *fake_obj(size_t n)
+{
+    if (F.nobjs == FAKE_MAXOBJ)
+        return NULL;
+    void *p = calloc(1, n ? n : 1);
+    if (p)
+        F.objs[F.nobjs++] = p;
+    return p;
+}
+
+static int fake_drop(void *p)
+{
+    for (int i = 0; i < F.nobjs; i++)
+        if (F.objs[i] == p) {
+            F.objs[i] = F.objs[--F.nobjs];
+            free(p);
+            return 1;
+        }
+    return 0;
+}
+
+/* Objects the library still holds (memory, streams, graphs, …), plus
+ * unbalanced context pushes and primary-context references. */
+CUDAG__UNUSED static int fake_live(void) { return F.nobjs + F.pushed + F.retained; }
+
+/* Counts a call and decides whether it fails. */
+static int fake_tick(const char *name)
+{
+    F.calls++;
+    if (F.countdown > 0 && --F.countdown == 0) {
+        F.failed = name;
+        return 1;
+    }
+    return 0;
+}
+
+#define FAKE_CALL(name)                                                        \
+    do {                                                                       \
+        if (fake_tick(name))                                                   \
+            return CUDA_ERROR_UNKNOWN;                                         \
+    } while (0)
+
+/* ---- the entry points ---------------------------------------------------- */
+
+static CUresult fk_GetErrorName(CUresult r, const char **s)
+{
+    switch (r) {
+    case CUDA_ERROR_UNKNOWN: *s = "CUDA_ERROR_UNKNOWN"; break;
+    case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; break;
+    case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
+    case CUDA_ERROR_FILE_NOT_FOUND: *s = "CUDA_ERROR_FILE_NOT_FOUND"; break;
+    case CUDA_ERROR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
+    case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
+        *s = "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE";
+        break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+static CUresult fk_GetErrorString(CUresult r, const char **s)
+{
+    *s = r == CUDA_ERROR_UNKNOWN ? "unknown error (injected by the fake)"
+                                 : "fake driver error";
+    return CUDA_SUCCESS;
+}
+static CUresult fk_Init(unsigned f)
+{
+    (void)f;
+    FAKE_CALL("cuInit");
+    return F.init_result;
+}
+static CUresult fk_DriverGetVersion(int *v)
+{
+    FAKE_CALL("cuDriverGetVersion");
+    *v = F.version;
+    return F.version_result;
+}
+static CUresult fk_DeviceGetCount(int *n)
+{
+    FAKE_CALL("cuDeviceGetCount");
+    *n = F.device_count;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_DeviceGet(CUdevice *d, int o)
+{
+    FAKE_CALL("cuDeviceGet");
+    *d = o;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_DeviceGetName(char *s, int n, CUdevice d)
+{
+    (void)d;
+    FAKE_CALL("cuDeviceGetName");
+    snprintf(s, (size_t)n, "Fake GPU");
+    return CUDA_SUCCESS;
+}
+static CUresult fk_DeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    FAKE_CALL("cuDeviceGetAttribute");
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = F.cc_major; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = F.cc_minor; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+        *v = F.smem_optin;
+        break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+static CUresult fk_PrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    (void)d;
+    FAKE_CALL("cuDevicePrimaryCtxRetain");
+    F.retained++;
+    *c = (CUcontext)(uintptr_t)0xc0;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_PrimaryCtxRelease(CUdevice d)
+{
+    (void)d;
+    FAKE_CALL("cuDevicePrimaryCtxRelease");
+    F.retained--;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_CtxPush(CUcontext c)
+{
+    (void)c;
+    FAKE_CALL("cuCtxPushCurrent");
+    F.pushed++;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_CtxPop(CUcontext *c)
+{
+    FAKE_CALL("cuCtxPopCurrent");
+    *c = NULL;
+    F.pushed--;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_CtxGetDevice(CUdevice *d)
+{
+    FAKE_CALL("cuCtxGetDevice");
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_CtxSynchronize(void)
+{
+    FAKE_CALL("cuCtxSynchronize");
+    return CUDA_SUCCESS;
+}
+static CUresult fk_StreamCreate(CUstream *s, unsigned f)
+{
+    (void)f;
+    FAKE_CALL("cuStreamCreate");
+    *s = fake_obj(8);
+    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult fk_StreamDestroy(CUstream s)
+{
+    FAKE_CALL("cuStreamDestroy");
+    return fake_drop(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fk_StreamSynchronize(CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuStreamSynchronize");
+    return CUDA_SUCCESS;
+}
+static CUresult fk_EventCreate(CUevent *e, unsigned f)
+{
+    (void)f;
+    FAKE_CALL("cuEventCreate");
+    *e = fake_obj(8);
+    return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult fk_EventRecord(CUevent e, CUstream s)
+{
+    (void)e;
+    (void)s;
+    FAKE_CALL("cuEventRecord");
+    return CUDA_SUCCESS;
+}
+static CUresult fk_EventSynchronize(CUevent e)
+{
+    (void)e;
+    FAKE_CALL("cuEventSynchronize");
+    return CUDA_SUCCESS;
+}
+static CUresult fk_EventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    (void)a;
+    (void)b;
+    FAKE_CALL("cuEventElapsedTime");
+    *ms = 0.01f;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_EventDestroy(CUevent e)
+{
+    FAKE_CALL("cuEventDestroy");
+    return fake_drop(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fk_MemGetInfo(size_t *f, size_t *t)
+{
+    FAKE_CALL("cuMemGetInfo");
+    *f = F.mem_free;
+    *t = F.mem_total;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_MemAlloc(CUdeviceptr *p, size_t n)
+{
+    FAKE_CALL("cuMemAlloc");
+    void *m = fake_obj(n);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    F.allocs++;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_MemFree(CUdeviceptr p)
+{
+    FAKE_CALL("cuMemFree");
+    return fake_drop((void *)(uintptr_t)p) ? CUDA_SUCCESS
+                                            : CUDA_ERROR_INVALID_VALUE;
+}
+static CUresult fk_HtoD(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuMemcpyHtoDAsync");
+    memcpy((void *)(uintptr_t)d, h, n);
+    return CUDA_SUCCESS;
+}
+static CUresult fk_DtoH(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuMemcpyDtoHAsync");
+    memcpy(h, (void *)(uintptr_t)d, n);
+    return CUDA_SUCCESS;
+}
+static CUresult fk_MemsetD8(CUdeviceptr d, unsigned char v, size_t n,
+                            CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuMemsetD8Async");
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+static CUresult fk_MemsetD16(CUdeviceptr d, unsigned short v, size_t n,
+                             CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuMemsetD16Async");
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)(uintptr_t)d + 2 * i, &v, 2);
+    return CUDA_SUCCESS;
+}
+static CUresult fk_LibraryLoad(CUlibrary *l, const char *path, CUjit_option *a,
+                               void **b, unsigned c, CUlibraryOption *d,
+                               void **e, unsigned f)
+{
+    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
+    FAKE_CALL("cuLibraryLoadFromFile");
+    if (strstr(path, "missing"))
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    if (strstr(path, "fake_driver.h"))     /* exists, but is no module */
+        return CUDA_ERROR_INVALID_IMAGE;
+    *l = fake_obj(8);
+    return *l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult fk_LibraryUnload(CUlibrary l)
+{
+    FAKE_CALL("cuLibraryUnload");
+    return fake_drop(l) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fk_LibraryGetKernel(CUkernel *k, CUlibrary l, const char *name)
+{
+    (void)l;
+    FAKE_CALL("cuLibraryGetKernel");
+    for (size_t i = 0; i < FAKE_NKERNELS; i++)
+        if (strcmp(fake_kernels[i].name, name) == 0) {
+            *k = (CUkernel)(uintptr_t)&fake_kernels[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+static CUresult fk_KernelGetFunction(CUfunction *f, CUkernel k)
+{
+    FAKE_CALL("cuKernelGetFunction");
+    *f = (CUfunction)(uintptr_t)k;
+    return CUDA_SUCCESS;
+}
+static const fake_kernel *fk_of(CUfunction f)
+{
+    return (const fake_kernel *)(uintptr_t)f;
+}
+static CUresult fk_FuncGetAttribute(int *v, CUfunction_attribute a,
+                                    CUfunction f)
+{
+    FAKE_CALL("cuFuncGetAttribute");
+    const fake_kernel *k = fk_of(f);
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = k->static_smem; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *v = 48 * 1024 - k->static_smem;
+        break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *v = k->binary; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *v = k->ptx; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+static CUresult fk_FuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    (void)f;
+    FAKE_CALL("cuFuncSetAttribute");
+    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        F.smem_attr_value = v;
+    return F.set_attr_result;
+}
+static CUresult fk_FuncGetParamInfo(CUfunction f, size_t i, size_t *off,
+                                    size_t *size)
+{
+    FAKE_CALL("cuFuncGetParamInfo");
+    const fake_kernel *k = fk_of(f);
+    if (i >= k->nparams)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = 8 * i;
+    *size = k->sizes[i];
+    return CUDA_SUCCESS;
+}
+static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
+                                  void **p, void **e)
+{
+    (void)c, (void)f, (void)p, (void)e;
+    FAKE_CALL("cuLaunchKernelEx");
+    return CUDA_SUCCESS;
+}
+static CUresult fk_GraphCreate(CUgraph *g, unsigned f)
+{
+    (void)f;
+    FAKE_CALL("cuGraphCreate");
+    *g = fake_obj(sizeof(fake_graph));
+    return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult fk_GraphDestroy(CUgraph hg)
+{
+    FAKE_CALL("cuGraphDestroy");
+    fake_graph *g = (fake_graph *)hg;
+    for (int i = 0; i < g->nnodes; i++)
+        fake_drop(g->nodes[i]);
+    if (F.last_graph == g)
+        F.last_graph = NULL;
+    return fake_drop(g) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fake_add_node(CUgraphNode *out, CUgraph hg, size_t ndeps,
+                         fake_node **n)
+{
+    fake_graph *g = (fake_graph *)hg;
+    if (ndeps || g->nnodes == FAKE_MAXN)
+        return CUDA_ERROR_INVALID_VALUE;
+    *n = fake_obj(sizeof **n);
+    if (!*n)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    (*n)->index = g->nnodes;
+    g->nodes[g->nnodes++] = *n;
+    *out = (CUgraphNode)*n;
+    return CUDA_SUCCESS;
+}
+static void fake_kernel_copy(fake_node *n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    n->type = CU_GRAPH_NODE_TYPE_KERNEL;
+    n->k = fk_of(p->func);
+    n->grid[0] = p->gridDimX, n->grid[1] = p->gridDimY, n->grid[2] = p->gridDimZ;
+    n->block[0] = p->blockDimX, n->block[1] = p->blockDimY,
+    n->block[2] = p->blockDimZ;
+    n->smem = p->sharedMemBytes;
+    /* The driver copies parameter values when it gets them; so does the
+     * fake, so that a dangling kernelParams would show. */
+    memset(n->vals, 0, sizeof n->vals);
+    for (unsigned i = 0; i < n->k->nparams; i++)
+        memcpy(&n->vals[i], p->kernelParams[i], n->k->sizes[i]);
+}
+static CUresult fk_AddKernelNode(CUgraphNode *out, CUgraph g,
+                                 const CUgraphNode *deps, size_t nd,
+                                 const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)deps;
+    FAKE_CALL("cuGraphAddKernelNode");
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r == CUDA_SUCCESS)
+        fake_kernel_copy(n, p);
+    return r;
+}
+static CUresult fk_AddMemsetNode(CUgraphNode *out, CUgraph g,
+                                 const CUgraphNode *deps, size_t nd,
+                                 const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c)
+{
+    (void)deps, (void)c;
+    FAKE_CALL("cuGraphAddMemsetNode");
+    if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r == CUDA_SUCCESS) {
+        n->type = CU_GRAPH_NODE_TYPE_MEMSET;
+        n->set = *p;
+    }
+    return r;
+}
+static CUresult fk_AddMemcpyNode(CUgraphNode *out, CUgraph g,
+                                 const CUgraphNode *deps, size_t nd,
+                                 const CUDA_MEMCPY3D *p, CUcontext c)
+{
+    (void)deps, (void)c;
+    FAKE_CALL("cuGraphAddMemcpyNode");
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r == CUDA_SUCCESS) {
+        n->type = CU_GRAPH_NODE_TYPE_MEMCPY;
+        n->cpy = *p;
+    }
+    return r;
+}
+static CUresult fk_AddDependencies(CUgraph hg, const CUgraphNode *from,
+                                   const CUgraphNode *to,
+                                   const CUgraphEdgeData *ed, size_t n)
+{
+    FAKE_CALL("cuGraphAddDependencies");
+    fake_graph *g = (fake_graph *)hg;
+    for (size_t i = 0; i < n; i++) {
+        const fake_node *a = (const fake_node *)from[i];
+        const fake_node *b = (const fake_node *)to[i];
+        if (g->nedges == FAKE_MAXE || !a || !b)
+            return CUDA_ERROR_INVALID_VALUE;
+        /* As the driver: ports other than 0 exist on kernel nodes only. */
+        if (ed && ed[i].from_port && (a->type != CU_GRAPH_NODE_TYPE_KERNEL ||
+                                      b->type != CU_GRAPH_NODE_TYPE_KERNEL))
+            return CUDA_ERROR_INVALID_VALUE;
+        for (int e = 0; e < g->nedges; e++)
+            if (g->edges[e].from == a->index && g->edges[e].to == b->index)
+                return CUDA_ERROR_INVALID_VALUE;
+        fake_edge *e = &g->edges[g->nedges++];
+        e->from = a->index;
+        e->to = b->index;
+        if (ed)
+            e->ed = ed[i];
+        else
+            memset(&e->ed, 0, sizeof e->ed);
+    }
+    return CUDA_SUCCESS;
+}
+static CUresult fk_GraphGetEdges(CUgraph hg, CUgraphNode *from, CUgraphNode *to,
+                                 CUgraphEdgeData *ed, size_t *n)
+{
+    FAKE_CALL("cuGraphGetEdges");
+    fake_graph *g = (fake_graph *)hg;
+    if (from)
+        for (int i = 0; i < g->nedges && (size_t)i < *n; i++) {
+            from[i] = (CUgraphNode)g->nodes[g->edges[i].from];
+            to[i] = (CUgraphNode)g->nodes[g->edges[i].to];
+            if (ed)
+                ed[i] = g->edges[i].ed;
+        }
+    *n = (size_t)g->nedges;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_Instantiate(CUgraphExec *out, CUgraph hg,
+                               CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    FAKE_CALL("cuGraphInstantiateWithParams");
+    fake_graph *g = (fake_graph *)hg;
+    if (F.instantiate_fail_node >= 0 && F.instantiate_fail_node < g->nnodes) {
+        p->hErrNode_out = (CUgraphNode)g->nodes[F.instantiate_fail_node];
+        p->result_out = CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    fake_exec *x = fake_obj(sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < g->nnodes; i++)
+        x->nodes[i] = *g->nodes[i];
+    x->nnodes = g->nnodes;
+    memcpy(x->edges, g->edges, sizeof x->edges);
+    x->nedges = g->nedges;
+    F.last_graph = g;
+    F.last_exec = x;
+    p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    *out = (CUgraphExec)x;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_GraphUpload(CUgraphExec x, CUstream s)
+{
+    (void)x, (void)s;
+    FAKE_CALL("cuGraphUpload");
+    return CUDA_SUCCESS;
+}
+static void fake_run_node(const fake_node *n)
+{
+    switch (n->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+        void *p[FAKE_MAXP];
+        for (unsigned i = 0; i < n->k->nparams; i++)
+            p[i] = (void *)&n->vals[i];
+        if (n->k->run)
+            n->k->run(p, n->grid, n->block);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+        char *d = (char *)(uintptr_t)n->set.dst;
+        for (size_t i = 0; i < n->set.width; i++)
+            memcpy(d + i * n->set.elementSize, &n->set.value,
+                   n->set.elementSize);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+        memmove((void *)(uintptr_t)n->cpy.dstDevice,
+                (const void *)(uintptr_t)n->cpy.srcDevice, n->cpy.WidthInBytes);
+        break;
+    default:
+        break;
+    }
+}
+static CUresult fk_GraphLaunch(CUgraphExec hx, CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuGraphLaunch");
+    fake_exec *x = (fake_exec *)hx;
+    /* Kahn's algorithm: a node runs once everything before it has run. */
+    int indeg[FAKE_MAXN] = {0}, done[FAKE_MAXN] = {0};
+    for (int e = 0; e < x->nedges; e++)
+        indeg[x->edges[e].to]++;
+    for (int ran = 0; ran < x->nnodes;) {
+        int progress = 0;
+        for (int i = 0; i < x->nnodes; i++) {
+            if (done[i] || indeg[i])
+                continue;
+            fake_run_node(&x->nodes[i]);
+            done[i] = 1;
+            ran++;
+            progress = 1;
+            for (int e = 0; e < x->nedges; e++)
+                if (x->edges[e].from == i)
+                    indeg[x->edges[e].to]--;
+        }
+        if (!progress)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    x->launches++;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_ExecDestroy(CUgraphExec x)
+{
+    FAKE_CALL("cuGraphExecDestroy");
+    if (F.last_exec == (fake_exec *)x)
+        F.last_exec = NULL;
+    return fake_drop(x) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+static fake_node *fake_exec_node(CUgraphExec hx, CUgraphNode h)
+{
+    fake_exec *x = (fake_exec *)hx;
+    int i = ((const fake_node *)h)->index;
+    return i < x->nnodes ? &x->nodes[i] : NULL;
+}
+static CUresult fk_ExecKernelSet(CUgraphExec x, CUgraphNode h,
+                                 const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    FAKE_CALL("cuGraphExecKernelNodeSetParams");
+    fake_node *n = fake_exec_node(x, h);
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_kernel_copy(n, p);
+    F.set_params++;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_ExecMemsetSet(CUgraphExec x, CUgraphNode h,
+                                 const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c)
+{
+    (void)c;
+    FAKE_CALL("cuGraphExecMemsetNodeSetParams");
+    fake_node *n = fake_exec_node(x, h);
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_MEMSET)
+        return CUDA_ERROR_INVALID_VALUE;
+    n->set = *p;
+    F.set_params++;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_ExecMemcpySet(CUgraphExec x, CUgraphNode h,
+                                 const CUDA_MEMCPY3D *p, CUcontext c)
+{
+    (void)c;
+    FAKE_CALL("cuGraphExecMemcpyNodeSetParams");
+    fake_node *n = fake_exec_node(x, h);
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_MEMCPY)
+        return CUDA_ERROR_INVALID_VALUE;
+    n->cpy = *p;
+    F.set_params++;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_ExecUpdate(CUgraphExec hx, CUgraph hg,
+                              CUgraphExecUpdateResultInfo *info)
+{
+    FAKE_CALL("cuGraphExecUpdate");
+    fake_exec *x = (fake_exec *)hx;
+    fake_graph *g = (fake_graph *)hg;
+    memset(info, 0, sizeof *info);
+    if (g->nnodes != x->nnodes || g->nedges != x->nedges) {
+        info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        if (g->nnodes == x->nnodes && g->nnodes)
+            info->errorNode = (CUgraphNode)g->nodes[g->nnodes - 1];
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i]->type != x->nodes[i].type) {
+            info->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            info->errorNode = (CUgraphNode)g->nodes[i];
+            return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        }
+    for (int i = 0; i < g->nnodes; i++) {
+        int idx = x->nodes[i].index;
+        x->nodes[i] = *g->nodes[i];
+        x->nodes[i].index = idx;
+    }
+    info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+static const cudag__drv fake_table = {
+    .cuGetErrorName = fk_GetErrorName,
+    .cuGetErrorString = fk_GetErrorString,
+    .cuInit = fk_Init,
+    .cuDriverGetVersion = fk_DriverGetVersion,
+    .cuDeviceGetCount = fk_DeviceGetCount,
+    .cuDeviceGet = fk_DeviceGet,
+    .cuDeviceGetName = fk_DeviceGetName,
+    .cuDeviceGetAttribute = fk_DeviceGetAttribute,
+    .cuDevicePrimaryCtxRetain = fk_PrimaryCtxRetain,
+    .cuDevicePrimaryCtxRelease = fk_PrimaryCtxRelease,
+    .cuCtxPushCurrent = fk_CtxPush,
+    .cuCtxPopCurrent = fk_CtxPop,
+    .cuCtxGetDevice = fk_CtxGetDevice,
+    .cuCtxSynchronize = fk_CtxSynchronize,
+    .cuStreamCreate = fk_StreamCreate,
+    .cuStreamDestroy = fk_StreamDestroy,
+    .cuStreamSynchronize = fk_StreamSynchronize,
+    .cuEventCreate = fk_EventCreate,
+    .cuEventRecord = fk_EventRecord,
+    .cuEventSynchronize = fk_EventSynchronize,
+    .cuEventElapsedTime = fk_EventElapsedTime,
+    .cuEventDestroy = fk_EventDestroy,
+    .cuMemGetInfo = fk_MemGetInfo,
+    .cuMemAlloc = fk_MemAlloc,
+    .cuMemFree = fk_MemFree,
+    .cuMemcpyHtoDAsync = fk_HtoD,
+    .cuMemcpyDtoHAsync = fk_DtoH,
+    .cuMemsetD8Async = fk_MemsetD8,
+    .cuMemsetD16Async = fk_MemsetD16,
+    .cuLibraryLoadFromFile = fk_LibraryLoad,
+    .cuLibraryUnload = fk_LibraryUnload,
+    .cuLibraryGetKernel = fk_LibraryGetKernel,
+    .cuKernelGetFunction = fk_KernelGetFunction,
+    .cuFuncGetAttribute = fk_FuncGetAttribute,
+    .cuFuncSetAttribute = fk_FuncSetAttribute,
+    .cuFuncGetParamInfo = fk_FuncGetParamInfo,
+    .cuLaunchKernelEx = fk_LaunchKernelEx,
+    .cuGraphCreate = fk_GraphCreate,
+    .cuGraphDestroy = fk_GraphDestroy,
+    .cuGraphAddKernelNode = fk_AddKernelNode,
+    .cuGraphAddMemsetNode = fk_AddMemsetNode,
+    .cuGraphAddMemcpyNode = fk_AddMemcpyNode,
+    .cuGraphAddDependencies = fk_AddDependencies,
+    .cuGraphGetEdges = fk_GraphGetEdges,
+    .cuGraphInstantiateWithParams = fk_Instantiate,
+    .cuGraphUpload = fk_GraphUpload,
+    .cuGraphLaunch = fk_GraphLaunch,
+    .cuGraphExecDestroy = fk_ExecDestroy,
+    .cuGraphExecKernelNodeSetParams = fk_ExecKernelSet,
+    .cuGraphExecMemsetNodeSetParams = fk_ExecMemsetSet,
+    .cuGraphExecMemcpyNodeSetParams = fk_ExecMemcpySet,
+    .cuGraphExecUpdate = fk_ExecUpdate,
+};
+
+/* Frees whatever is left, resets the state to a healthy Hopper-like device
+ * and installs the fake table. */
+static void fake_reset(void)
+{
+    while (F.nobjs)
+        free(F.objs[--F.nobjs]);
+    memset(&F, 0, sizeof F);
+    F.countdown = -1;
+    F.init_result = CUDA_SUCCESS;
+    F.version = 13000;
+    F.device_count = 1;
+    F.cc_major = 9;
+    F.smem_optin = 227 * 1024;
+    F.mem_free = (size_t)1 << 30;
+    F.mem_total = (size_t)2 << 30;
+    F.instantiate_fail_node = -1;
+    cudag__driver_override(&fake_table);
+}
+
+/* Makes the n-th counted call from now fail (1 = the next one). */
+CUDAG__UNUSED static void fake_fail_at(long n)
+{
+    F.countdown = n;
+    F.calls = 0;
+    F.failed = NULL;
+}
+
+#endif /* CUDAG_FAKE_DRIVER_H */

@@ -1,0 +1,58 @@
+#!/bin/sh
+# install_test.sh MESON BUILD_ROOT EMBED_EXAMPLE_C CC
+# Installs the build tree into a temporary DESTDIR and checks that the
+# package is complete and usable the way docs/api.md says.
+set -eu
+meson=$1 build=$2 example=$3 cc=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "install test: $*" >&2; exit 1; }
+
+"$meson" install -C "$build" --no-rebuild --quiet --destdir "$tmp/root" \
+    >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "meson install failed"; }
+
+# What an installed cudag consists of.
+header=$(find "$tmp/root" -path '*/include/cudag.h' | head -n 1)
+pc=$(find "$tmp/root" -name cudag.pc | head -n 1)
+lib=$(find "$tmp/root" -name 'libcudag.so*' | head -n 1)
+manifest=$(find "$tmp/root" -path '*/share/cudag/cudag_kernels.yaml' | head -n 1)
+exe=$(find "$tmp/root" -path '*/bin/cudag' | head -n 1)
+[ -n "$header" ] || fail "cudag.h was not installed"
+[ -n "$pc" ] || fail "cudag.pc was not installed"
+[ -n "$lib" ] || fail "libcudag.so was not installed"
+[ -n "$manifest" ] || fail "share/cudag/cudag_kernels.yaml was not installed"
+[ -n "$exe" ] || fail "bin/cudag was not installed"
+datadir=$(dirname "$manifest")
+if [ -f "$build/kernels/cudag_kernels.fatbin" ]; then
+    [ -f "$datadir/cudag_kernels.fatbin" ] ||
+        fail "cudag_kernels.fatbin was built but not installed"
+fi
+
+# pkg-config finds the package; the sysroot maps its paths into DESTDIR.
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+export PKG_CONFIG_SYSROOT_DIR="$tmp/root"
+flags=$(pkg-config --cflags --libs cudag) || fail "pkg-config cannot use cudag.pc"
+cp "$example" "$tmp/app.c"
+# shellcheck disable=SC2086 # the flags are words
+"$cc" "$tmp/app.c" $flags -o "$tmp/app" ||
+    fail "the embedding example does not build with: cc app.c $flags"
+
+# It runs against the installed library (77: no GPU here, which is fine).
+status=0
+LD_LIBRARY_PATH="$(dirname "$lib")" "$tmp/app" "$datadir" || status=$?
+case $status in
+0 | 77) ;;
+*) fail "the embedding example failed with status $status" ;;
+esac
+
+# The installed tool finds the installed manifest on its own.
+cat >"$tmp/g.yaml" <<'YAML'
+cudag: 1
+include: cudag_kernels.yaml
+buffers: {x: {type: f32, count: 1024, init: random}, y: {type: f32, count: 1024}}
+nodes:
+  s: {kernel: scale_f32, grid: 1, block: 256, args: [x, y, 2.0, 1024]}
+YAML
+LD_LIBRARY_PATH="$(dirname "$lib")" "$exe" check -q "$tmp/g.yaml" ||
+    fail "the installed cudag cannot check a graph that includes the shipped manifest"
+echo "install test: ok (embedding example status $status)"

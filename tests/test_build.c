@@ -1,0 +1,950 @@
+/* test_build.c — the GPU stages on the CPU, through the fake driver of
+ * fake_driver.h: value conversions, argument packing, module and kernel
+ * checks, PDL downgrades, the CUgraph's nodes and edges, buffer
+ * initialisation, replays and updates, and the n-th driver call or
+ * allocation failing anywhere from instantiation to destruction. */
+#include "common.h"
+#include "exec.h"
+#include "fake_driver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+#define N 1000
+
+static const cudag_param P_SCALE[] = {
+    {"x", CUDAG_TYPE_PTR}, {"y", CUDAG_TYPE_PTR}, {"a", CUDAG_TYPE_F32},
+    {"n", CUDAG_TYPE_I64}};
+static const cudag_param P_ADD[] = {
+    {"a", CUDAG_TYPE_PTR}, {"b", CUDAG_TYPE_PTR}, {"y", CUDAG_TYPE_PTR},
+    {"n", CUDAG_TYPE_I64}};
+static const cudag_param P_COPY[] = {
+    {"x", CUDAG_TYPE_PTR}, {"y", CUDAG_TYPE_PTR}, {"n", CUDAG_TYPE_I64}};
+
+static const cudag_dim3 G1 = {4, 1, 1}, B256 = {256, 1, 1};
+
+static void ok(int rc, const cudag_error *e)
+{
+    if (rc != CUDAG_OK)
+        print_error("unexpected error %s: %s:%d:%d: %s\n",
+                    cudag_status_name(rc), e->file, e->line, e->column,
+                    e->message);
+    assert_int_equal(rc, CUDAG_OK);
+}
+
+/* The signatures every test graph may use, in module "m" (any path: the
+ * fake loads anything but a name with "missing" or its own header). */
+static cudag_graph *new_graph(const char *module_path)
+{
+    cudag_graph *g;
+    cudag_error e;
+    ok(cudag_graph_create("t", &g, &e), &e);
+    ok(cudag_add_module(g, "m", module_path ? module_path : "/dev/null", &e),
+       &e);
+    ok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
+    ok(cudag_add_signature(g, "add_f32", "m", NULL, P_ADD, 4, 1, &e), &e);
+    ok(cudag_add_signature(g, "copy_f32", "m", NULL, P_COPY, 3, 1, &e), &e);
+    ok(cudag_add_signature(g, "noop", "m", "util_noop", NULL, 0, 1, &e), &e);
+    ok(cudag_add_signature(g, "nowait", "m", "nowait_copy_f32", P_COPY, 3, 0,
+                           &e),
+       &e);
+    ok(cudag_add_signature(g, "ptx80", "m", "ptx80_copy_f32", P_COPY, 3, 1, &e),
+       &e);
+    ok(cudag_add_signature(g, "sm80", "m", "sm80_copy_f32", P_COPY, 3, 1, &e),
+       &e);
+    return g;
+}
+
+static void add_f32_buffer(cudag_graph *g, const char *name, cudag_init_kind k,
+                           uint64_t seed)
+{
+    cudag_init in = {k, 0.0, 0.0, 0.0, seed};
+    cudag_error e;
+    ok(cudag_add_buffer(g, name, CUDAG_TYPE_F32, N, &in, &e), &e);
+}
+
+static void add_scale(cudag_graph *g, const char *name, const char *x,
+                      const char *y, double a)
+{
+    cudag_arg args[] = {cudag_arg_buffer(x, 0), cudag_arg_buffer(y, 0),
+                        cudag_arg_float(a), cudag_arg_int(N)};
+    cudag_error e;
+    ok(cudag_add_kernel(g, name, "scale_f32", G1, B256, 0, args, 4, &e), &e);
+}
+
+static void add_copy(cudag_graph *g, const char *name, const char *sig,
+                     const char *x, const char *y)
+{
+    cudag_arg args[] = {cudag_arg_buffer(x, 0), cudag_arg_buffer(y, 0),
+                        cudag_arg_int(N)};
+    cudag_error e;
+    ok(cudag_add_kernel(g, name, sig, G1, B256, 0, args, 3, &e), &e);
+}
+
+static void edge(cudag_graph *g, const char *a, const char *b,
+                 cudag_edge_kind k)
+{
+    cudag_error e;
+    ok(cudag_add_edge(g, a, b, k, &e), &e);
+}
+
+static void check(cudag_graph *g)
+{
+    cudag_error e;
+    ok(cudag_check(g, NULL, &e), &e);
+}
+
+static cudag_exec_options xopts(tdiag *d, unsigned flags)
+{
+    cudag_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.flags = flags;
+    if (d) {
+        memset(d, 0, sizeof *d);
+        o.diag = tdiag_fn;
+        o.diag_user = d;
+    }
+    return o;
+}
+
+/* x (random) → scale a=2 → y; add(y, x) → z; memset w=1.5 → copy w → v. */
+static cudag_graph *compute_graph(void)
+{
+    cudag_graph *g = new_graph(NULL);
+    cudag_error e;
+    add_f32_buffer(g, "x", CUDAG_INIT_RANDOM, 7);
+    add_f32_buffer(g, "y", CUDAG_INIT_NONE, 0);
+    add_f32_buffer(g, "z", CUDAG_INIT_NONE, 0);
+    add_f32_buffer(g, "w", CUDAG_INIT_NONE, 0);
+    add_f32_buffer(g, "v", CUDAG_INIT_NONE, 0);
+    add_scale(g, "scale", "x", "y", 2.0);
+    cudag_arg args[] = {cudag_arg_buffer("y", 0), cudag_arg_buffer("x", 0),
+                        cudag_arg_buffer("z", 0), cudag_arg_int(N)};
+    ok(cudag_add_kernel(g, "add", "add_f32", G1, B256, 0, args, 4, &e), &e);
+    ok(cudag_add_memset(g, "fill", "w", 0, N, 1.5, &e), &e);
+    ok(cudag_add_memcpy(g, "save", "v", 0, "w", 0, N, &e), &e);
+    edge(g, "scale", "add", CUDAG_EDGE_PROGRAMMATIC);
+    edge(g, "fill", "save", CUDAG_EDGE_FULL);
+    check(g);
+    return g;
+}
+
+static void read_f32(cudag_exec *x, const char *b, float *out)
+{
+    cudag_error e;
+    ok(cudag_exec_read(x, b, out, N * sizeof(float), &e), &e);
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+static void build_value_bits_round_to_nearest_even(void **state)
+{
+    (void)state;
+    assert_int_equal(cudag__f16_bits(1.0), 0x3c00);
+    assert_int_equal(cudag__f16_bits(-2.0), 0xc000);
+    assert_int_equal(cudag__f16_bits(65504.0), 0x7bff);
+    assert_int_equal(cudag__f16_bits(65519.0), 0x7bff);   /* below the tie */
+    assert_int_equal(cudag__f16_bits(65520.0), 0x7c00);   /* tie → even: inf */
+    assert_int_equal(cudag__f16_bits(ldexp(1, -24)), 0x0001);
+    assert_int_equal(cudag__f16_bits(ldexp(1, -25)), 0x0000);     /* tie */
+    assert_int_equal(cudag__f16_bits(ldexp(3, -25)), 0x0002);     /* tie */
+    assert_int_equal(cudag__f16_bits(ldexp(1023, -24)), 0x03ff);  /* subnormal */
+    assert_int_equal(cudag__f16_bits(ldexp(2047, -25)), 0x0400);  /* → normal */
+    assert_int_equal(cudag__f16_bits(1.0 + ldexp(1, -11)), 0x3c00);
+    assert_int_equal(cudag__f16_bits(1.0 + ldexp(3, -11)), 0x3c02);
+    assert_int_equal(cudag__f16_bits(-0.0), 0x8000);
+    assert_int_equal(cudag__f16_bits(INFINITY), 0x7c00);
+    assert_int_equal(cudag__f16_bits(NAN) & 0x7e00, 0x7e00);
+    assert_int_equal(cudag__bf16_bits(1.0), 0x3f80);
+    assert_int_equal(cudag__bf16_bits(1.5), 0x3fc0);
+    assert_int_equal(cudag__bf16_bits(1.0 + ldexp(1, -8)), 0x3f80);  /* tie */
+    assert_int_equal(cudag__bf16_bits(1.0 + ldexp(3, -8)), 0x3f82);  /* tie */
+    assert_int_equal(cudag__bf16_bits(1.0 + ldexp(1, -8) + ldexp(1, -30)),
+                     0x3f81);    /* just above the tie: no double rounding */
+    assert_int_equal(cudag__bf16_bits(-3.0e38), 0xff62);
+    assert_int_equal(cudag__bf16_bits(NAN) & 0x7fc0, 0x7fc0);
+    assert_int_equal(cudag__bf16_bits(ldexp(1, -133)), 0x0001);
+    assert_int_equal(cudag__value_bits(CUDAG_TYPE_F32, 1.0), 0x3f800000u);
+    assert_true(cudag__value_bits(CUDAG_TYPE_F64, 1.0) ==
+                UINT64_C(0x3ff0000000000000));
+    assert_int_equal(cudag__value_bits(CUDAG_TYPE_I8, -1.0), 0xff);
+    assert_int_equal(cudag__value_bits(CUDAG_TYPE_I32, -2.7), 0xfffffffe);
+    assert_int_equal(cudag__value_bits(CUDAG_TYPE_U16, 65535.0), 0xffff);
+    assert_true(cudag__value_bits(CUDAG_TYPE_I64, -1.0) == UINT64_MAX);
+}
+
+static void build_pack_arg_checks_like_the_checker(void **state)
+{
+    (void)state;
+    cudag_graph *g;
+    cudag_error e;
+    ok(cudag_graph_create("p", &g, &e), &e);
+    ok(cudag_add_buffer(g, "h", CUDAG_TYPE_F16, 10, NULL, &e), &e);
+    CUdeviceptr bufs[1] = {0x10000};
+    uint64_t slot;
+    cudag__arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = CUDAG_ARG_BUFFER;
+    a.buffer = 0;
+    a.offset = 3;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e), &e);
+    assert_true(slot == 0x10000 + 3 * 2);
+    a.offset = 10;
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e),
+                     CUDAG_ERANGE);
+    assert_non_null(strstr(e.message, "outside buffer 'h'"));
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_I32, &a, bufs, &slot, &e),
+                     CUDAG_ETYPE);
+    a.kind = CUDAG_ARG_NULL;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e), &e);
+    assert_true(slot == 0);
+    a.kind = CUDAG_ARG_INT;
+    a.i = 256;
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_U8, &a, bufs, &slot, &e),
+                     CUDAG_ERANGE);
+    a.i = -129;
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_I8, &a, bufs, &slot, &e),
+                     CUDAG_ERANGE);
+    a.i = -128;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_I8, &a, bufs, &slot, &e), &e);
+    assert_true(slot == 0x80);
+    a.i = -1;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_U64, &a, bufs, &slot, &e), &e);
+    assert_true(slot == UINT64_MAX);
+    a.i = 3;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_F32, &a, bufs, &slot, &e), &e);
+    assert_true(slot == 0x40400000u);
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e),
+                     CUDAG_ETYPE);
+    a.kind = CUDAG_ARG_FLOAT;
+    a.f = 1e6;
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_F16, &a, bufs, &slot, &e),
+                     CUDAG_ERANGE);
+    assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_I64, &a, bufs, &slot, &e),
+                     CUDAG_ETYPE);
+    a.f = 1.5;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_BF16, &a, bufs, &slot, &e), &e);
+    assert_true(slot == 0x3fc0);
+    a.f = INFINITY;
+    ok(cudag__pack_arg(g, CUDAG_TYPE_F32, &a, bufs, &slot, &e), &e);
+    assert_true(slot == 0x7f800000u);
+    cudag_graph_destroy(g);
+}
+
+/* ---- the CUgraph --------------------------------------------------------------- */
+
+static void build_adds_edges_sorted_with_edge_data(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = new_graph(NULL);
+    add_f32_buffer(g, "x", CUDAG_INIT_ZERO, 0);
+    cudag_error e;
+    const char *names[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++)
+        add_copy(g, names[i], "copy_f32", "x", "x");
+    /* Declared out of order: the build sorts them by (from, to). */
+    edge(g, "c", "d", CUDAG_EDGE_FULL);
+    edge(g, "b", "d", CUDAG_EDGE_PROGRAMMATIC);
+    edge(g, "a", "c", CUDAG_EDGE_LAUNCH_ORDER);
+    edge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
+    check(g);
+    tdiag d;
+    /* With NVTX ranges on: nothing changes but a profiler's timeline. */
+    cudag_exec_options o = xopts(&d, CUDAG_NVTX);
+    cudag_exec *x;
+    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    assert_int_equal(d.nwarn, 0);
+    fake_graph *fg = F.last_graph;
+    assert_non_null(fg);
+    assert_ptr_equal(fg, x->built.graph);
+    assert_int_equal(fg->nnodes, 4);
+    assert_int_equal(fg->nedges, 4);
+    static const struct {
+        int from, to, port, type;
+    } want[] = {
+        {0, 1, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+         CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC},
+        {0, 2, CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER,
+         CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC},
+        {1, 3, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+         CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC},
+        {2, 3, 0, 0},
+    };
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(fg->edges[i].from, want[i].from);
+        assert_int_equal(fg->edges[i].to, want[i].to);
+        assert_int_equal(fg->edges[i].ed.from_port, want[i].port);
+        assert_int_equal(fg->edges[i].ed.type, want[i].type);
+        assert_int_equal(fg->edges[i].ed.to_port, 0);
+    }
+    /* Kernel nodes carry their launch shape and parameter values. */
+    assert_int_equal(fg->nodes[0]->grid[0], 4);
+    assert_int_equal(fg->nodes[0]->block[0], 256);
+    assert_true(fg->nodes[0]->vals[2] == N);
+    cudag_exec_stats st;
+    ok(cudag_exec_get_stats(x, &st), &e);
+    assert_int_equal(st.downgraded_edges, 0);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* A programmatic edge into `sig` on a device of compute capability cc; the
+ * edge's expected fate and the warning's text. */
+static void downgrade_case(const char *sig, int cc, unsigned flags,
+                           int want_rc, int want_kind, const char *text)
+{
+    fake_reset();
+    F.cc_major = cc / 10;
+    F.cc_minor = cc % 10;
+    cudag_graph *g = new_graph(NULL);
+    add_f32_buffer(g, "x", CUDAG_INIT_ZERO, 0);
+    add_f32_buffer(g, "y", CUDAG_INIT_NONE, 0);
+    add_copy(g, "up", "copy_f32", "x", "y");
+    add_copy(g, "down", sig, "y", "x");
+    edge(g, "up", "down", CUDAG_EDGE_PROGRAMMATIC);
+    check(g);
+    tdiag d;
+    cudag_exec_options o = xopts(&d, flags);
+    cudag_exec *x = NULL;
+    cudag_error e;
+    int rc = cudag_instantiate(g, &o, &x, &e);
+    assert_int_equal(rc, want_rc);
+    if (text)
+        assert_diag_contains(&d, text);
+    else
+        assert_int_equal(d.nwarn + d.nerr, 0);
+    if (rc == CUDAG_OK) {
+        assert_int_equal(F.last_graph->edges[0].ed.type, want_kind);
+        cudag_exec_stats st;
+        cudag_exec_get_stats(x, &st);
+        assert_int_equal(st.downgraded_edges,
+                         text && !(flags & CUDAG_STRICT) ? 1 : 0);
+    } else {
+        assert_null(x);
+        assert_non_null(strstr(e.message, "'up' -> 'down'"));
+    }
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+static void build_downgrades_unsafe_programmatic_edges(void **state)
+{
+    (void)state;
+    const int P = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, FULL = 0;
+    downgrade_case("copy_f32", 90, 0, CUDAG_OK, P, NULL);
+    downgrade_case("nowait", 90, 0, CUDAG_OK, FULL,
+                   "warning: programmatic edge 'up' -> 'down' built as a full "
+                   "edge: kernel 'nowait' is not declared pdl");
+    downgrade_case("nowait", 90, CUDAG_STRICT, CUDAG_EPDL, FULL,
+                   "error: programmatic edge 'up' -> 'down' is not safe: "
+                   "kernel 'nowait' is not declared pdl");
+    downgrade_case("nowait", 90, CUDAG_NO_PDL, CUDAG_OK, FULL, NULL);
+    downgrade_case("copy_f32", 90, CUDAG_NO_PDL, CUDAG_OK, FULL, NULL);
+    downgrade_case("copy_f32", 80, 0, CUDAG_OK, FULL,
+                   "compute capability 8.0) has no programmatic dependent "
+                   "launch");
+    downgrade_case("ptx80", 90, 0, CUDAG_OK, FULL,
+                   "the loaded code of kernel 'ptx80' was JIT-compiled from "
+                   "compute_80 PTX, where griddepcontrol.wait is compiled out");
+    downgrade_case("sm80", 90, 0, CUDAG_OK, FULL,
+                   "the loaded code of kernel 'sm80' was built for sm_80, "
+                   "which has no griddepcontrol.wait");
+    downgrade_case("sm80", 90, CUDAG_WERROR, CUDAG_EPDL, FULL,
+                   "error: programmatic edge");
+}
+
+static void build_memset_and_memcpy_parameters(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g;
+    cudag_error e;
+    ok(cudag_graph_create("m", &g, &e), &e);
+    ok(cudag_add_buffer(g, "d", CUDAG_TYPE_F64, 8, NULL, &e), &e);
+    ok(cudag_add_buffer(g, "b", CUDAG_TYPE_BF16, 8, NULL, &e), &e);
+    ok(cudag_add_buffer(g, "c", CUDAG_TYPE_I8, 8, NULL, &e), &e);
+    ok(cudag_add_buffer(g, "c2", CUDAG_TYPE_I8, 8, NULL, &e), &e);
+    ok(cudag_add_memset(g, "sd", "d", 2, 4, 0.0, &e), &e);
+    ok(cudag_add_memset(g, "sb", "b", 1, 6, 1.5, &e), &e);
+    ok(cudag_add_memset(g, "sc", "c", 0, 8, -1.0, &e), &e);
+    ok(cudag_add_memcpy(g, "cp", "c2", 2, "c", 1, 5, &e), &e);
+    edge(g, "sc", "cp", CUDAG_EDGE_FULL);
+    check(g);
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    fake_graph *fg = F.last_graph;
+    CUDA_MEMSET_NODE_PARAMS *p = &fg->nodes[0]->set;
+    assert_int_equal(p->elementSize, 4);
+    assert_int_equal(p->width, 8);
+    assert_int_equal(p->value, 0);
+    assert_true(p->dst == x->bufs[0] + 16);
+    p = &fg->nodes[1]->set;
+    assert_int_equal(p->elementSize, 2);
+    assert_int_equal(p->width, 6);
+    assert_int_equal(p->value, 0x3fc0);
+    p = &fg->nodes[2]->set;
+    assert_int_equal(p->elementSize, 1);
+    assert_int_equal(p->value, 0xff);
+    CUDA_MEMCPY3D *c = &fg->nodes[3]->cpy;
+    assert_true(c->srcDevice == x->bufs[2] + 1);
+    assert_true(c->dstDevice == x->bufs[3] + 2);
+    assert_int_equal(c->WidthInBytes, 5);
+    assert_int_equal(c->srcMemoryType, CU_MEMORYTYPE_DEVICE);
+    /* Run it: the fake executes memsets and copies in dependency order. */
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    uint16_t bv[8];
+    ok(cudag_exec_read(x, "b", bv, sizeof bv, &e), &e);
+    assert_int_equal(bv[0], 0x7ff8);    /* poison, untouched */
+    for (int i = 1; i < 7; i++)
+        assert_int_equal(bv[i], 0x3fc0);
+    int8_t cv[8];
+    ok(cudag_exec_read(x, "c2", cv, sizeof cv, &e), &e);
+    assert_int_equal((uint8_t)cv[1], 0xa5);
+    for (int i = 2; i < 7; i++)
+        assert_int_equal(cv[i], -1);
+    double dv[8];
+    ok(cudag_exec_read(x, "d", dv, sizeof dv, &e), &e);
+    assert_true(isnan(dv[0]) && isnan(dv[7]));
+    for (int i = 2; i < 6; i++)
+        assert_true(dv[i] == 0.0);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* ---- buffers ------------------------------------------------------------------- */
+
+static uint64_t ref_splitmix(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed + (i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void exec_initialises_buffers_as_declared(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g;
+    cudag_error e;
+    ok(cudag_graph_create("i", &g, &e), &e);
+    cudag_init zero = {CUDAG_INIT_ZERO, 0, 0, 0, 0};
+    cudag_init cst = {CUDAG_INIT_CONST, -2.5, 0, 0, 0};
+    cudag_init iota = {CUDAG_INIT_IOTA, 0, 0, 0, 0};
+    cudag_init rnd = {CUDAG_INIT_RANDOM, 0, 0.5, 4.0, 99};
+    cudag_init rnd2 = {CUDAG_INIT_RANDOM, 0, 0, 0, 99};
+    ok(cudag_add_buffer(g, "z", CUDAG_TYPE_I32, 5, &zero, &e), &e);
+    ok(cudag_add_buffer(g, "c", CUDAG_TYPE_BF16, 5, &cst, &e), &e);
+    ok(cudag_add_buffer(g, "i", CUDAG_TYPE_U8, 300, &iota, &e), &e);
+    ok(cudag_add_buffer(g, "r", CUDAG_TYPE_F32, 1000, &rnd, &e), &e);
+    ok(cudag_add_buffer(g, "ri", CUDAG_TYPE_I16, 1000, &rnd2, &e), &e);
+    ok(cudag_add_buffer(g, "p", CUDAG_TYPE_I32, 3, NULL, &e), &e);
+    ok(cudag_add_buffer(g, "pf", CUDAG_TYPE_F32, 3, NULL, &e), &e);
+    check(g);
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    int32_t zi[5];
+    ok(cudag_exec_read(x, "z", zi, sizeof zi, &e), &e);
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(zi[k], 0);
+    uint16_t cb[5];
+    ok(cudag_exec_read(x, "c", cb, sizeof cb, &e), &e);
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(cb[k], 0xc020);
+    uint8_t iu[300];
+    ok(cudag_exec_read(x, "i", iu, sizeof iu, &e), &e);
+    for (int k = 0; k < 300; k++)
+        assert_int_equal(iu[k], k & 0xff);
+    float rf[1000];
+    ok(cudag_exec_read(x, "r", rf, sizeof rf, &e), &e);
+    double mean = 0;
+    for (int k = 0; k < 1000; k++) {
+        double u = (double)(ref_splitmix(99, (uint64_t)k) >> 11) *
+                   (1.0 / 9007199254740992.0);
+        assert_true(rf[k] == (float)(0.5 + 3.5 * u));
+        assert_true(rf[k] >= 0.5f && rf[k] <= 4.0f);
+        mean += rf[k] / 1000.0;
+    }
+    assert_true(mean > 2.0 && mean < 2.5);
+    int16_t ri[1000];
+    ok(cudag_exec_read(x, "ri", ri, sizeof ri, &e), &e);
+    int seen[2] = {0, 0};
+    for (int k = 0; k < 1000; k++) {
+        assert_true(ri[k] == -1 || ri[k] == 0);
+        seen[ri[k] + 1]++;
+    }
+    assert_true(seen[0] > 300 && seen[1] > 300);
+    uint32_t pi[3];
+    ok(cudag_exec_read(x, "p", pi, sizeof pi, &e), &e);
+    assert_true(pi[0] == 0xa5a5a5a5u && pi[2] == 0xa5a5a5a5u);
+    float pf[3];
+    ok(cudag_exec_read(x, "pf", pf, sizeof pf, &e), &e);
+    assert_true(isnan(pf[0]) && isnan(pf[1]) && isnan(pf[2]));
+    /* The same seed gives the same bytes in a second exec. */
+    cudag_exec *x2;
+    ok(cudag_instantiate(g, NULL, &x2, &e), &e);
+    float rf2[1000];
+    ok(cudag_exec_read(x2, "r", rf2, sizeof rf2, &e), &e);
+    assert_memory_equal(rf, rf2, sizeof rf);
+    cudag_exec_destroy(x2);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+static void exec_checks_free_memory_before_allocating(void **state)
+{
+    (void)state;
+    fake_reset();
+    F.mem_free = 5000;
+    cudag_graph *g = new_graph(NULL);
+    add_f32_buffer(g, "x", CUDAG_INIT_ZERO, 0);
+    add_f32_buffer(g, "y", CUDAG_INIT_ZERO, 0);
+    check(g);
+    cudag_exec *x;
+    cudag_error e;
+    assert_int_equal(cudag_instantiate(g, NULL, &x, &e), CUDAG_ENOMEM);
+    assert_null(x);
+    assert_non_null(strstr(e.message, "need 8000 bytes"));
+    assert_non_null(strstr(e.message, "has 5000 bytes free"));
+    assert_int_equal(F.allocs, 0);
+    assert_int_equal(fake_live(), 0);
+    /* A bound buffer needs no memory of the exec's own. */
+    float host[N];
+    ok(cudag_bind_buffer(g, "y", (uint64_t)(uintptr_t)host, &e), &e);
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    assert_int_equal(F.allocs, 1);
+    uint64_t p, bytes;
+    ok(cudag_exec_buffer(x, "y", &p, &bytes, &e), &e);
+    assert_true(p == (uint64_t)(uintptr_t)host);
+    assert_true(bytes == sizeof host);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* ---- code ---------------------------------------------------------------------- */
+
+static void code_case(const char *module, const char *symbol, int want_rc,
+                      const char *text)
+{
+    fake_reset();
+    cudag_graph *g = new_graph(module);
+    cudag_error e;
+    ok(cudag_add_signature(g, "k", "m", symbol, P_SCALE, 4, 1, &e), &e);
+    add_f32_buffer(g, "x", CUDAG_INIT_ZERO, 0);
+    cudag_arg args[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("x", 0),
+                        cudag_arg_float(1), cudag_arg_int(N)};
+    ok(cudag_add_kernel(g, "node", "k", G1, B256, 0, args, 4, &e), &e);
+    check(g);
+    cudag_exec *x;
+    assert_int_equal(cudag_instantiate(g, NULL, &x, &e), want_rc);
+    assert_null(x);
+    if (!strstr(e.message, text))
+        print_error("message: %s\n", e.message);
+    assert_non_null(strstr(e.message, text));
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+static void exec_checks_code_against_signatures(void **state)
+{
+    (void)state;
+    code_case("/nonexistent/missing.fatbin", "scale_f32", CUDAG_EIO,
+              "cannot open module 'm' (/nonexistent/missing.fatbin)");
+    /* A file that exists but is no module: the driver's words. */
+    code_case(tsrc("tests/fake_driver.h"), "scale_f32", CUDAG_ECUDA,
+              "cuLibraryLoadFromFile: cannot load module 'm'");
+    code_case("/dev/null", "no_such_kernel", CUDAG_EUNKNOWN,
+              "kernel 'k': no symbol 'no_such_kernel' in module 'm'");
+    code_case("/dev/null", "scale_short", CUDAG_EARGS,
+              "the loaded code of 'scale_short' takes 3 parameters, the "
+              "signature declares 4");
+    code_case("/dev/null", "scale_wide", CUDAG_EARGS,
+              "parameter 2 ('a') is 8 bytes in the loaded code, but the "
+              "signature says f32 (4 bytes)");
+    code_case("/dev/null", "scale_long", CUDAG_EARGS,
+              "takes more than the 4 parameters its signature declares");
+}
+
+static void exec_raises_shared_memory_and_refuses_too_much(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = new_graph(NULL);
+    cudag_error e;
+    ok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
+    ok(cudag_add_kernel(g, "big", "smem", G1, B256, 100 * 1024, NULL, 0, &e),
+       &e);
+    check(g);
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    assert_int_equal(F.smem_attr_value, 100 * 1024);
+    assert_int_equal(F.last_graph->nodes[0]->smem, 100 * 1024);
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
+
+    /* 227 KiB is the opt-in limit; 1 KiB of it is static. */
+    fake_reset();
+    g = new_graph(NULL);
+    ok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
+    ok(cudag_add_kernel(g, "big", "smem", G1, B256, 227 * 1024, NULL, 0, &e),
+       &e);
+    check(g);
+    assert_int_equal(cudag_instantiate(g, NULL, &x, &e), CUDAG_ELIMIT);
+    assert_non_null(strstr(e.message, "node 'big' asks for 232448 bytes"));
+    assert_non_null(strstr(e.message, "at most 231424"));
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+static void exec_instantiate_failure_names_the_node(void **state)
+{
+    (void)state;
+    fake_reset();
+    F.instantiate_fail_node = 1;
+    cudag_graph *g = compute_graph();
+    cudag_exec *x;
+    cudag_error e;
+    assert_int_equal(cudag_instantiate(g, NULL, &x, &e), CUDAG_ECUDA);
+    assert_non_null(strstr(e.message, "cuGraphInstantiateWithParams failed "
+                                      "(CUDA_GRAPH_INSTANTIATE_INVALID_"
+                                      "STRUCTURE) at node 'add'"));
+    assert_non_null(strstr(e.message, "CUDA_ERROR_INVALID_VALUE"));
+    assert_int_equal(e.cuda_result, CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+static void exec_refuses_unchecked_graphs_and_bad_devices(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = new_graph(NULL);
+    add_f32_buffer(g, "x", CUDAG_INIT_ZERO, 0);
+    cudag_exec *x;
+    cudag_error e;
+    assert_int_equal(cudag_instantiate(g, NULL, &x, &e), CUDAG_ESTATE);
+    assert_null(x);
+    check(g);
+    cudag_exec_options o = xopts(NULL, 0);
+    o.device = 3;
+    assert_int_equal(cudag_instantiate(g, &o, &x, &e), CUDAG_EINVAL);
+    assert_non_null(strstr(e.message, "there is no CUDA device 3"));
+    assert_int_equal(fake_live(), 0);
+    /* A borrowed context and stream are used, not created or released. */
+    o = xopts(NULL, 0);
+    o.context = (void *)(uintptr_t)0xc1;
+    o.stream = (void *)(uintptr_t)0x5;
+    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    assert_int_equal(F.retained, 0);
+    assert_ptr_equal(cudag_exec_stream(x), (void *)(uintptr_t)0x5);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    assert_int_equal(cudag_instantiate(NULL, NULL, &x, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_instantiate(g, NULL, NULL, &e), CUDAG_EINVAL);
+    cudag_exec_destroy(NULL);
+    cudag_graph_destroy(g);
+}
+
+/* ---- replays and updates ----------------------------------------------------- */
+
+static void exec_replays_and_updates_arguments_and_buffers(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = compute_graph();
+    cudag_exec *x;
+    cudag_error e;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    static float xs[N], ys[N], zs[N], vs[N];
+    read_f32(x, "x", xs);
+    read_f32(x, "z", zs);
+    assert_true(isnan(zs[0]));
+    ok(cudag_exec_launch(x, 3, &e), &e);
+    ok(cudag_exec_sync(x, &e), &e);
+    read_f32(x, "z", zs);
+    read_f32(x, "v", vs);
+    for (int i = 0; i < N; i++) {
+        assert_true(zs[i] == 2.0f * xs[i] + xs[i]);
+        assert_true(vs[i] == 1.5f);
+    }
+    /* A scalar. */
+    cudag_arg a = cudag_arg_float(-4.0);
+    ok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    read_f32(x, "z", zs);
+    for (int i = 0; i < N; i++)
+        assert_true(zs[i] == -4.0f * xs[i] + xs[i]);
+    /* Wrong arguments leave the exec as it was. */
+    cudag_arg bad = cudag_arg_int(1);
+    assert_int_equal(cudag_exec_set_arg(x, "scale", 0, &bad, &e), CUDAG_ETYPE);
+    assert_non_null(strstr(e.message, "node 'scale', argument 0 ('x')"));
+    assert_int_equal(cudag_exec_set_arg(x, "scale", 4, &a, &e), CUDAG_EARGS);
+    assert_int_equal(cudag_exec_set_arg(x, "fill", 0, &a, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_set_arg(x, "nope", 0, &a, &e), CUDAG_EUNKNOWN);
+    cudag_arg big = cudag_arg_buffer("x", N);
+    assert_int_equal(cudag_exec_set_arg(x, "scale", 0, &big, &e), CUDAG_ERANGE);
+    /* A pointer argument moved to another buffer, then back. */
+    cudag_arg toz = cudag_arg_buffer("v", 0);
+    ok(cudag_exec_set_arg(x, "scale", 0, &toz, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    read_f32(x, "y", ys);
+    for (int i = 0; i < N; i++)
+        assert_true(ys[i] == -4.0f * 1.5f);
+    cudag_arg tox = cudag_arg_buffer("x", 0);
+    ok(cudag_exec_set_arg(x, "scale", 0, &tox, &e), &e);
+    /* The host program's memory bound to x: every node reading x follows. */
+    static float mine[N];
+    for (int i = 0; i < N; i++)
+        mine[i] = (float)i;
+    ok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)mine, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    read_f32(x, "z", zs);
+    for (int i = 0; i < N; i++)
+        assert_true(zs[i] == -4.0f * (float)i + (float)i);
+    /* Memset and memcpy nodes follow a rebind too. */
+    static float w2[N], v2[N];
+    ok(cudag_exec_rebind_buffer(x, "w", (uint64_t)(uintptr_t)w2, &e), &e);
+    ok(cudag_exec_rebind_buffer(x, "v", (uint64_t)(uintptr_t)v2, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    assert_true(w2[7] == 1.5f && v2[N - 1] == 1.5f);
+    /* Writes go where the nodes point now. */
+    for (int i = 0; i < N; i++)
+        zs[i] = 1.0f;
+    ok(cudag_exec_write(x, "x", zs, sizeof zs, &e), &e);
+    assert_true(mine[5] == 1.0f);
+    assert_int_equal(cudag_exec_write(x, "x", zs, 8, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_rebind_buffer(x, "x", 0, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_read(x, "nope", zs, 8, &e), CUDAG_EUNKNOWN);
+    /* Variables change only in graphs loaded from YAML. */
+    assert_int_equal(cudag_exec_set_var(x, "N", 5, &e), CUDAG_ENOTSUP);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+static const char yaml_vars[] =
+    "cudag: 1\n"
+    "vars: {A: 2, K: 2, C: 1000}\n"
+    "modules: {m: /dev/null}\n"
+    "kernels:\n"
+    "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true}\n"
+    "buffers:\n"
+    "  x: {type: f32, count: C, init: random}\n"
+    "  y: {type: f32, count: C}\n"
+    "nodes:\n"
+    "  step[i in K]:\n"
+    "    kernel: scale_f32\n"
+    "    grid: cdiv(C, 256)\n"
+    "    block: 256\n"
+    "    args: [x, y, A, C]\n"
+    "    after:\n"
+    "      - step[i-1]: programmatic\n";
+
+static void exec_set_var_updates_or_explains(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g;
+    tdiag d;
+    if (tload(yaml_vars, &d, &g) != CUDAG_OK) {
+        print_message("YAML front end not ready:\n%s", d.text);
+        skip();
+    }
+    cudag_exec *x;
+    cudag_error e;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    static float xs[1000], ys[1000];
+    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    ok(cudag_exec_set_var(x, "A", 3, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    for (int i = 0; i < 1000; i++)
+        assert_true(ys[i] == 3.0f * xs[i]);
+    /* Twice in a row: the second starts from the first. */
+    ok(cudag_exec_set_var(x, "A", -1, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    assert_true(ys[10] == -xs[10]);
+    /* Another node: the topology changes, the exec stays as it was. */
+    assert_int_equal(cudag_exec_set_var(x, "K", 3, &e), CUDAG_ECUDA);
+    assert_non_null(strstr(e.message, "setting K=3 cannot update"));
+    assert_non_null(strstr(e.message, "TOPOLOGY_CHANGED"));
+    /* A buffer's size cannot change under an instantiated graph. */
+    assert_int_equal(cudag_exec_set_var(x, "C", 2000, &e), CUDAG_ENOTSUP);
+    assert_non_null(strstr(e.message, "changes buffer 'x' (1000 → 2000"));
+    assert_int_equal(cudag_exec_set_var(x, "Q", 1, &e), CUDAG_EUNKNOWN);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    assert_true(ys[10] == -xs[10]);
+    /* set_arg and rebind work on the graph set_var made. */
+    cudag_arg a = cudag_arg_float(5);
+    ok(cudag_exec_set_arg(x, "step[1]", 2, &a, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    assert_true(ys[10] == 5.0f * xs[10]);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* ---- fault injection ------------------------------------------------------------- */
+
+/* Everything an exec does, from instantiation to destruction; returns the
+ * number of counted driver calls made before destruction. */
+static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
+                     char *msg, size_t msgcap)
+{
+    cudag_exec *x = NULL;
+    cudag_error e;
+    static float buf[N], other[N];
+    cudag_arg a = cudag_arg_float(3);
+    int rc[10], n = 0;
+    rc[n++] = cudag_instantiate(g, NULL, &x, &e);
+    if (rc[0] != CUDAG_OK)
+        assert_null(x);
+    *first_rc = CUDAG_OK;
+    *failed_call = NULL;
+    if (rc[0] != CUDAG_OK) {
+        *first_rc = rc[0];
+        snprintf(msg, msgcap, "%s", e.message);
+    }
+    if (x) {
+        for (int s = 0; s < 7; s++) {
+            int r = CUDAG_OK;
+            switch (s) {
+            case 0: r = cudag_exec_launch(x, 2, &e); break;
+            case 1: r = cudag_exec_sync(x, &e); break;
+            case 2: r = cudag_exec_set_arg(x, "scale", 2, &a, &e); break;
+            case 3:
+                r = cudag_exec_rebind_buffer(x, "y", (uint64_t)(uintptr_t)other,
+                                             &e);
+                break;
+            case 4: r = cudag_exec_write(x, "x", buf, sizeof buf, &e); break;
+            case 5: r = cudag_exec_read(x, "z", buf, sizeof buf, &e); break;
+            case 6:
+                r = cudag_exec_rebind_buffer(x, "w", (uint64_t)(uintptr_t)buf,
+                                             &e);
+                break;
+            }
+            if (r != CUDAG_OK && *first_rc == CUDAG_OK) {
+                *first_rc = r;
+                snprintf(msg, msgcap, "%s", e.message);
+            }
+        }
+    }
+    long before = F.calls;
+    *failed_call = F.failed;
+    cudag_exec_destroy(x);
+    return before;
+}
+
+static void exec_survives_every_driver_failure(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (long n = 1;; n++) {
+        fake_reset();
+        cudag_graph *g = compute_graph();
+        fake_fail_at(n);
+        int rc;
+        const char *call;
+        char msg[1024] = "";
+        long before = scenario(g, &rc, &call, msg, sizeof msg);
+        bool hit = F.failed != NULL;
+        if (hit && n <= before) {
+            /* The failure was in the scenario: it was reported with the
+             * call's name, unless the library rightly shrugged it off (a
+             * context pop, the parameter-count probe). */
+            if (rc != CUDAG_OK) {
+                failures++;
+                if (!strstr(msg, call))
+                    print_error("call %ld (%s): message '%s'\n", n, call, msg);
+                assert_non_null(strstr(msg, call));
+                assert_non_null(strstr(msg, "CUDA_ERROR_UNKNOWN"));
+            }
+            /* A failed pop leaves the context pushed: the driver's state,
+             * which the library cannot undo. */
+            int live = fake_live();
+            if (strcmp(call, "cuCtxPopCurrent") == 0)
+                live -= F.pushed;
+            if (live != 0)
+                print_error("call %ld (%s) leaked %d objects\n", n, call,
+                            live);
+            assert_int_equal(live, 0);
+        }
+        cudag_graph_destroy(g);
+        if (!hit)
+            break;
+        assert_true(n < 100000);
+    }
+    /* Every stage has calls that can fail. */
+    print_message("# %d failing driver calls, each reported and cleaned up\n",
+                  failures);
+    assert_true(failures > 30);
+    fake_reset();
+}
+
+static void exec_survives_every_allocation_failure(void **state)
+{
+    (void)state;
+    for (long n = 1;; n++) {
+        fake_reset();
+        cudag_graph *g = compute_graph();
+        cudag_exec *x = NULL;
+        cudag_error e;
+        cudag__alloc_fail_after(n);
+        int rc = cudag_instantiate(g, NULL, &x, &e);
+        cudag_arg a = cudag_arg_float(3);
+        int rc2 = x ? cudag_exec_set_arg(x, "scale", 2, &a, &e) : CUDAG_OK;
+        long made = cudag__alloc_fail_after(-1);
+        if (rc != CUDAG_OK) {
+            assert_int_equal(rc, CUDAG_ENOMEM);
+            assert_null(x);
+        }
+        assert_int_equal(rc2, CUDAG_OK);
+        cudag_exec_destroy(x);
+        assert_int_equal(fake_live(), 0);
+        cudag_graph_destroy(g);
+        if (made < n)
+            break;
+    }
+    fake_reset();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(build_value_bits_round_to_nearest_even),
+        cmocka_unit_test(build_pack_arg_checks_like_the_checker),
+        cmocka_unit_test(build_adds_edges_sorted_with_edge_data),
+        cmocka_unit_test(build_downgrades_unsafe_programmatic_edges),
+        cmocka_unit_test(build_memset_and_memcpy_parameters),
+        cmocka_unit_test(exec_initialises_buffers_as_declared),
+        cmocka_unit_test(exec_checks_free_memory_before_allocating),
+        cmocka_unit_test(exec_checks_code_against_signatures),
+        cmocka_unit_test(exec_raises_shared_memory_and_refuses_too_much),
+        cmocka_unit_test(exec_instantiate_failure_names_the_node),
+        cmocka_unit_test(exec_refuses_unchecked_graphs_and_bad_devices),
+        cmocka_unit_test(exec_replays_and_updates_arguments_and_buffers),
+        cmocka_unit_test(exec_set_var_updates_or_explains),
+        cmocka_unit_test(exec_survives_every_driver_failure),
+        cmocka_unit_test(exec_survives_every_allocation_failure),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    fake_reset();
+    cudag__driver_override(NULL);
+    while (F.nobjs)
+        free(F.objs[--F.nobjs]);
+    return rc;
+}
