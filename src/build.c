@@ -768,6 +768,21 @@ static int add_edge(const cudag__gpu *gpu, const cudag_graph *g,
     return CUDAG_OK;
 }
 
+/* In the serial chain, consecutive nodes keep the kind of the edge written
+ * between them (what capturing PDL launches on one stream records); any other
+ * pair gets a full edge. */
+static cudag_edge_kind serial_kind(const cudag_graph *g, const uint8_t *kinds,
+                                   uint32_t from, uint32_t to)
+{
+    const cudag__topo *t = &g->topo;
+    if (!kinds || !t->out_start)
+        return CUDAG_EDGE_FULL;
+    for (uint32_t i = t->out_start[from]; i < t->out_start[from + 1]; i++)
+        if (g->edges[t->out_edge[i]].to == to)
+            return (cudag_edge_kind)kinds[t->out_edge[i]];
+    return CUDAG_EDGE_FULL;
+}
+
 int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
                  const cudag__launches *l, const CUdeviceptr *bufs,
                  const uint8_t *kinds, int mode, cudag__built *b,
@@ -799,7 +814,7 @@ int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
         for (uint32_t i = 1; i < g->nnodes; i++) {
             uint32_t from = t->order ? t->order[i - 1] : i - 1;
             uint32_t to = t->order ? t->order[i] : i;
-            rc = add_edge(gpu, g, b, from, to, CUDAG_EDGE_FULL,
+            rc = add_edge(gpu, g, b, from, to, serial_kind(g, kinds, from, to),
                           g->nodes[to].pos, err);
             if (rc != CUDAG_OK)
                 goto fail;

@@ -125,7 +125,9 @@ int cudag__edge_kinds(const cudag__gpu *gpu, const cudag_graph *g,
 enum {
     CUDAG__BUILD_EDGES = 0,     /* the edges, with kinds[] */
     CUDAG__BUILD_ALL_FULL = 1,  /* the edges, every one full */
-    CUDAG__BUILD_SERIAL = 2     /* one chain of full edges in topological order */
+    CUDAG__BUILD_SERIAL = 2     /* one chain in topological order: consecutive
+                                   nodes keep the kind (kinds[]) of an edge
+                                   written between them, others are full */
 };
 
 typedef struct cudag__built {

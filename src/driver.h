@@ -47,6 +47,8 @@
     X(cuMemcpyDtoHAsync, 3020)                                                 \
     X(cuMemsetD8Async, 3020)                                                   \
     X(cuMemsetD16Async, 3020)                                                  \
+    X(cuMemsetD32Async, 3020)                                                  \
+    X(cuMemcpyDtoDAsync, 3020)                                                 \
     X(cuLibraryLoadFromFile, 12000)                                            \
     X(cuLibraryUnload, 12000)                                                  \
     X(cuLibraryGetKernel, 12000)                                               \

@@ -385,6 +385,23 @@ static CUresult fk_MemsetD16(CUdeviceptr d, unsigned short v, size_t n,
         memcpy((char *)(uintptr_t)d + 2 * i, &v, 2);
     return CUDA_SUCCESS;
 }
+static CUresult fk_MemsetD32(CUdeviceptr d, unsigned int v, size_t n,
+                             CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuMemsetD32Async");
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)(uintptr_t)d + 4 * i, &v, 4);
+    return CUDA_SUCCESS;
+}
+static CUresult fk_MemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n,
+                              CUstream st)
+{
+    (void)st;
+    FAKE_CALL("cuMemcpyDtoDAsync");
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
 static CUresult fk_LibraryLoad(CUlibrary *l, const char *path, CUjit_option *a,
                                void **b, unsigned c, CUlibraryOption *d,
                                void **e, unsigned f)
@@ -786,6 +803,8 @@ static const cudag__drv fake_table = {
     .cuMemcpyDtoHAsync = fk_DtoH,
     .cuMemsetD8Async = fk_MemsetD8,
     .cuMemsetD16Async = fk_MemsetD16,
+    .cuMemsetD32Async = fk_MemsetD32,
+    .cuMemcpyDtoDAsync = fk_MemcpyDtoD,
     .cuLibraryLoadFromFile = fk_LibraryLoad,
     .cuLibraryUnload = fk_LibraryUnload,
     .cuLibraryGetKernel = fk_LibraryGetKernel,

@@ -227,6 +227,36 @@ static void cli_dot_output_and_render(void **state)
     assert_int_equal(r->status, 5);
 }
 
+static void cli_gpu_commands_without_a_driver(void **state)
+{
+    (void)state;
+    /* Where libcuda.so.1 exists (the GPU machine), the GPU suites cover run
+     * and bench; here they must fail with one clear sentence and status 3. */
+    if (access("/usr/lib/x86_64-linux-gnu/libcuda.so.1", F_OK) == 0 ||
+        access("/usr/local/nvidia/lib64/libcuda.so.1", F_OK) == 0) {
+        print_message("a CUDA driver is installed: the no-driver path is not "
+                      "tested here\n");
+        return;
+    }
+    for (const char *const *cmd = (const char *const[]){"run", "bench", NULL};
+         *cmd; cmd++) {
+        result *r = RUN(*cmd, "graphs/single.yaml");
+        assert_int_equal(r->status, 3);
+        assert_non_null(strstr(r->err, "no CUDA driver found (libcuda.so.1): "));
+    }
+    result *r = RUN("bench", "--iters", "0", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--iters takes a count from 1, not '0'"));
+    r = RUN("bench", "graphs/single.yaml", "graphs/pdl_chain.yaml");
+    assert_int_equal(r->status, 2);
+    /* A bad graph is reported before any driver is looked for. */
+    r = RUN("bench", "tests/data/bad/cycle_three.yaml");
+    assert_int_equal(r->status, 1);
+    r = RUN("bench", "--help");
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "graph with its branches serialized"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +265,7 @@ int main(void)
         cmocka_unit_test(cli_defines_change_the_graph),
         cmocka_unit_test(cli_plan_text),
         cmocka_unit_test(cli_dot_output_and_render),
+        cmocka_unit_test(cli_gpu_commands_without_a_driver),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,10 +1,423 @@
-/* cmd_bench.c — placeholder until `cudag bench` lands. */
+/* cmd_bench.c — `cudag bench FILE`: the same graph run five ways on one GPU
+ * in one process, each warmed up and then timed replay by replay with CUDA
+ * events, so that every ratio compares two variants measured side by side:
+ *   1 stream launches in topological order (cuLaunchKernelEx), no PDL;
+ *   2 the same, with programmatic stream serialization on each kernel that
+ *     has a programmatic edge into it;
+ *   3 a CUDA graph with every edge full;
+ *   4 the graph as declared (programmatic edges, parallel branches);
+ *   5 the graph as declared with its branches serialized into one chain
+ *     (what capturing the launches on one stream records).
+ * It also reports the host time of every stage and the peak host memory. */
 #include "cli.h"
+#include "exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+enum { NMODES = 5 };
+
+static const char *const mode_names[NMODES] = {
+    "stream launches",
+    "stream launches + PDL attribute",
+    "graph, every edge full",
+    "graph as declared",
+    "graph, branches serialized",
+};
+
+static const char *const mode_keys[NMODES] = {
+    "stream", "stream_pdl", "graph_full", "graph", "graph_serial",
+};
+
+typedef struct stats {
+    double median, p10, p90, min, max;      /* µs per replay */
+} stats;
+
+typedef struct bench {
+    cli *c;
+    cudag_exec *x;
+    const cudag_graph *g;
+    const cudag__drv *drv;
+    uint8_t *kinds;             /* effective kind per edge */
+    bool *pdl_in;               /* per node: launched with the PDL attribute */
+    CUgraphExec gx[NMODES];     /* graph modes; NULL for stream modes */
+    cudag__built built[NMODES];
+    CUevent e0, e1;
+    float *ms;
+    unsigned iters, warmup;
+} bench;
+
+static int cu(bench *b, CUresult r, const char *what)
+{
+    if (r == CUDA_SUCCESS)
+        return CLI_OK;
+    cudag_error err;
+    cudag__cu_fail(&err, b->drv, r, CUDAG__NOPOS, "%s", what);
+    cli_print_error(b->c, &err);
+    return CLI_ECUDA;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One replay of the stream modes: every node in topological order. */
+static int launch_stream(bench *b, bool pdl)
+{
+    const cudag_graph *g = b->g;
+    cudag_exec *x = b->x;
+    CUstream s = x->gpu.stream;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        uint32_t n = g->topo.order[i];
+        const cudag__node *node = &g->nodes[n];
+        CUresult r;
+        if (node->kind == CUDAG_NODE_KERNEL) {
+            const cudag__launch *k = &x->launch.k[n];
+            CUlaunchAttribute attr;
+            memset(&attr, 0, sizeof attr);
+            attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr.value.programmaticStreamSerializationAllowed = 1;
+            CUlaunchConfig cfg;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.gridDimX = k->grid[0], cfg.gridDimY = k->grid[1];
+            cfg.gridDimZ = k->grid[2];
+            cfg.blockDimX = k->block[0], cfg.blockDimY = k->block[1];
+            cfg.blockDimZ = k->block[2];
+            cfg.sharedMemBytes = k->smem;
+            cfg.hStream = s;
+            cfg.attrs = &attr;
+            cfg.numAttrs = pdl && b->pdl_in[n] ? 1 : 0;
+            r = b->drv->cuLaunchKernelEx(&cfg, k->fn, k->params, NULL);
+        } else if (node->kind == CUDAG_NODE_MEMSET) {
+            CUDA_MEMSET_NODE_PARAMS p;
+            cudag__memset_params(g, node, x->bufs, &p);
+            r = p.elementSize == 1
+                    ? b->drv->cuMemsetD8Async(p.dst, (unsigned char)p.value, p.width, s)
+                : p.elementSize == 2
+                    ? b->drv->cuMemsetD16Async(p.dst, (unsigned short)p.value, p.width, s)
+                    : b->drv->cuMemsetD32Async(p.dst, p.value, p.width, s);
+        } else {
+            const cudag__memcpy *m = &node->u.cpy;
+            size_t es = cudag_type_size(g->buffers[m->src].type);
+            r = b->drv->cuMemcpyDtoDAsync(x->bufs[m->dst] + m->dst_offset * es,
+                                          x->bufs[m->src] + m->src_offset * es,
+                                          m->count * es, s);
+        }
+        if (r != CUDA_SUCCESS) {
+            cudag_error err;
+            cudag__cu_fail(&err, b->drv, r, node->pos, "launching node '%s'",
+                           node->name);
+            cli_print_error(b->c, &err);
+            return CLI_ECUDA;
+        }
+    }
+    return CLI_OK;
+}
+
+static int replay(bench *b, int mode)
+{
+    if (mode < 2)
+        return launch_stream(b, mode == 1);
+    return cu(b, b->drv->cuGraphLaunch(b->gx[mode], b->x->gpu.stream),
+              "cuGraphLaunch");
+}
+
+static int measure(bench *b, int mode, stats *st)
+{
+    CUstream s = b->x->gpu.stream;
+    int rc = CLI_OK;
+    for (unsigned i = 0; i < b->warmup && rc == CLI_OK; i++)
+        rc = replay(b, mode);
+    if (rc == CLI_OK)
+        rc = cu(b, b->drv->cuStreamSynchronize(s), "warm-up");
+    for (unsigned i = 0; i < b->iters && rc == CLI_OK; i++) {
+        rc = cu(b, b->drv->cuEventRecord(b->e0, s), "cuEventRecord");
+        if (rc == CLI_OK)
+            rc = replay(b, mode);
+        if (rc == CLI_OK)
+            rc = cu(b, b->drv->cuEventRecord(b->e1, s), "cuEventRecord");
+        if (rc == CLI_OK)
+            rc = cu(b, b->drv->cuEventSynchronize(b->e1),
+                    "a replay (a kernel failed?)");
+        if (rc == CLI_OK)
+            rc = cu(b, b->drv->cuEventElapsedTime(&b->ms[i], b->e0, b->e1),
+                    "cuEventElapsedTime");
+    }
+    if (rc != CLI_OK)
+        return rc;
+    qsort(b->ms, b->iters, sizeof *b->ms, cmp_float);
+    st->median = b->ms[b->iters / 2] * 1e3;
+    st->p10 = b->ms[b->iters / 10] * 1e3;
+    st->p90 = b->ms[(b->iters * 9) / 10 < b->iters ? (b->iters * 9) / 10
+                                                   : b->iters - 1] * 1e3;
+    st->min = b->ms[0] * 1e3;
+    st->max = b->ms[b->iters - 1] * 1e3;
+    return CLI_OK;
+}
+
+/* Builds and instantiates the graph of modes 3 and 5. */
+static int make_graph(bench *b, int mode, int build_mode)
+{
+    cudag_error err;
+    cudag_exec *x = b->x;
+    if (cudag__build(&x->gpu, b->g, &x->launch, x->bufs, b->kinds, build_mode,
+                     &b->built[mode], &err) != CUDAG_OK) {
+        cli_print_error(b->c, &err);
+        return cli_status(err.code);
+    }
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip;
+    memset(&ip, 0, sizeof ip);
+    ip.hUploadStream = x->gpu.stream;
+    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+    return cu(b, b->drv->cuGraphInstantiateWithParams(&b->gx[mode],
+                                                      b->built[mode].graph, &ip),
+              "cuGraphInstantiateWithParams");
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
+           (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void print_json(bench *b, const stats *st, double parse_ms,
+                       const cudag_exec_stats *es, long rss0, long rss1,
+                       size_t depth)
+{
+    const cudag_graph *g = b->g;
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    printf("{\"graph\": ");
+    cli_json_string(stdout, g->name);
+    printf(", \"device\": ");
+    cli_json_string(stdout, b->x->gpu.name);
+    printf(", \"date\": \"%s\", \"nodes\": %u, \"edges\": %u, \"depth\": %zu, "
+           "\"iters\": %u, \"warmup\": %u, \"downgraded_edges\": %u,\n",
+           date, g->nnodes, g->nedges, depth, b->iters, b->warmup,
+           es->downgraded_edges);
+    printf(" \"host_ms\": {\"parse_check\": %.3f, \"driver\": %.3f, "
+           "\"load\": %.3f, \"alloc\": %.3f, \"build\": %.3f, "
+           "\"instantiate\": %.3f},\n",
+           parse_ms, es->driver_ns / 1e6, es->load_ns / 1e6, es->alloc_ns / 1e6,
+           es->build_ns / 1e6, es->instantiate_ns / 1e6);
+    printf(" \"peak_rss_kib\": {\"start\": %ld, \"end\": %ld},\n \"modes\": {", rss0,
+           rss1);
+    for (int m = 0; m < NMODES; m++)
+        printf("%s\n  \"%s\": {\"median_us\": %.3f, \"p10_us\": %.3f, "
+               "\"p90_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+               "\"per_node_us\": %.4f}",
+               m ? "," : "", mode_keys[m], st[m].median, st[m].p10, st[m].p90,
+               st[m].min, st[m].max, st[m].median / g->nnodes);
+    printf("}}\n");
+}
+
+static void print_table(bench *b, const stats *st, double parse_ms,
+                        const cudag_exec_stats *es, long rss0, long rss1,
+                        size_t depth)
+{
+    const cudag_graph *g = b->g;
+    printf("%s on %s: %u nodes, %u edges, %zu levels; %u replays after %u "
+           "warm-up\n\n",
+           g->name, b->x->gpu.name, g->nnodes, g->nedges, depth, b->iters,
+           b->warmup);
+    printf("  %-33s %11s %9s %9s %11s %8s %8s\n", "mode", "median µs",
+           "p10", "p90", "µs/node", "vs 1", "vs 3");
+    for (int m = 0; m < NMODES; m++)
+        printf("%d %-33s %11.2f %9.2f %9.2f %11.3f %7.2fx %7.2fx\n", m + 1,
+               mode_names[m], st[m].median, st[m].p10, st[m].p90,
+               st[m].median / g->nnodes, st[0].median / st[m].median,
+               st[2].median / st[m].median);
+    double ideal = depth ? (double)g->nnodes / (double)depth : 1.0;
+    double branch = st[4].median / st[3].median;
+    printf("\nparallel branches: serialized / declared = %.2fx (ideal for "
+           "equal nodes %.2fx: %.0f%%)\n",
+           branch, ideal, 100.0 * branch / ideal);
+    printf("host: parse+check %.3f ms, driver %.1f ms, load %.3f ms, alloc "
+           "%.3f ms, build %.3f ms (%.2f µs/node), instantiate %.3f ms "
+           "(%.2f µs/node)\n",
+           parse_ms, es->driver_ns / 1e6, es->load_ns / 1e6, es->alloc_ns / 1e6,
+           es->build_ns / 1e6, es->build_ns / 1e3 / g->nnodes,
+           es->instantiate_ns / 1e6, es->instantiate_ns / 1e3 / g->nnodes);
+    printf("peak host memory: %ld KiB at start, %ld KiB after instantiating "
+           "(%.2f KiB/node)\n",
+           rss0, rss1, (double)(rss1 - rss0) / g->nnodes);
+    if (es->downgraded_edges)
+        printf("note: %u programmatic edges were built as full edges (see the "
+               "warnings above)\n",
+               es->downgraded_edges);
+}
+
+static int parse_count(cli *c, const char *opt, const char *v, unsigned *out)
+{
+    char *end;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    if (!v || *end || n == 0 || n > 10000000) {
+        fprintf(stderr, "%s bench: %s takes a count from 1, not '%s'\n",
+                c->prog, opt, v ? v : "");
+        return -1;
+    }
+    *out = (unsigned)n;
+    return 0;
+}
 
 int cmd_bench(cli *c, int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "%s bench: not implemented yet\n", c->prog);
-    return CLI_EUSAGE;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("Usage: %s bench [OPTIONS] FILE\n"
+                   "Run the graph five ways on one GPU and compare: stream "
+                   "launches,\nstream launches with the PDL attribute, a graph "
+                   "with full edges,\nthe graph as declared, and the graph "
+                   "with its branches serialized.\n\nOptions:\n"
+                   "  --iters N         timed replays per mode (default 200)\n"
+                   "  --warmup N        replays before timing (default 20)\n"
+                   "  --json            print the results as JSON\n%s",
+                   c->prog, cli_common_help);
+            return CLI_OK;
+        }
+    const char *file = NULL;
+    bool json = false;
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.c = c;
+    b.iters = 200;
+    b.warmup = 20;
+    for (int i = 1; i < argc;) {
+        int r = cli_common_opt(c, argc, argv, &i);
+        if (r < 0)
+            return CLI_EUSAGE;
+        if (r > 0)
+            continue;
+        const char *a = argv[i++];
+        if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
+            if (parse_count(c, a, i < argc ? argv[i] : NULL,
+                            a[2] == 'i' ? &b.iters : &b.warmup) < 0)
+                return CLI_EUSAGE;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "%s bench: unknown option '%s'\nTry '%s bench --help'.\n",
+                    c->prog, a, c->prog);
+            return CLI_EUSAGE;
+        } else if (file) {
+            fprintf(stderr, "%s bench: one file at a time\n", c->prog);
+            return CLI_EUSAGE;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "%s bench: no file given\nTry '%s bench --help'.\n",
+                c->prog, c->prog);
+        return CLI_EUSAGE;
+    }
+
+    long rss0 = peak_rss_kib();
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cudag_graph *g;
+    int rc = cli_load(c, file, &g);
+    if (rc != CLI_OK)
+        return rc;
+    double parse_ms = ms_since(&t0);
+    b.g = g;
+
+    cudag_exec_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.size = sizeof eo;
+    eo.device = c->device;
+    eo.flags = c->flags;
+    eo.diag = cli_diag;
+    eo.diag_user = c;
+    cudag_error err;
+    if ((rc = cudag_instantiate(g, &eo, &b.x, &err)) != CUDAG_OK) {
+        cli_print_error(c, &err);
+        cudag_graph_destroy(g);
+        return cli_status(rc);
+    }
+    long rss1 = peak_rss_kib();
+    cudag_exec_stats es;
+    cudag_exec_get_stats(b.x, &es);
+    b.drv = b.x->gpu.drv;
+    /* The exec may have lowered the graph again; it uses b.x->g. */
+    b.g = b.x->g;
+    stats st[NMODES];
+    memset(st, 0, sizeof st);
+    rc = cudag__exec_enter(b.x, &err) == CUDAG_OK ? CLI_OK : CLI_ECUDA;
+    if (rc != CLI_OK) {
+        cli_print_error(c, &err);
+        goto out;
+    }
+    b.kinds = calloc(b.g->nedges + 1, 1);
+    b.pdl_in = calloc(b.g->nnodes + 1, sizeof *b.pdl_in);
+    b.ms = calloc(b.iters, sizeof *b.ms);
+    if (!b.kinds || !b.pdl_in || !b.ms) {
+        fprintf(stderr, "%s bench: out of memory\n", c->prog);
+        rc = CLI_ECUDA;
+        goto leave;
+    }
+    /* The kinds the exec built (its warnings were printed already). */
+    cudag__diag quiet;
+    cudag__diag_init(&quiet, NULL, NULL);
+    unsigned down;
+    if (cudag__edge_kinds(&b.x->gpu, b.g, &b.x->code, c->flags & ~CUDAG_STRICT,
+                          &quiet, b.kinds, &down) != CUDAG_OK) {
+        rc = CLI_EGRAPH;
+        goto leave;
+    }
+    for (uint32_t e = 0; e < b.g->nedges; e++)
+        if (b.kinds[e] != CUDAG_EDGE_FULL)
+            b.pdl_in[b.g->edges[e].to] = true;
+    b.gx[3] = b.x->gexec;
+    if ((rc = make_graph(&b, 2, CUDAG__BUILD_ALL_FULL)) != CLI_OK ||
+        (rc = make_graph(&b, 4, CUDAG__BUILD_SERIAL)) != CLI_OK)
+        goto leave;
+    if ((rc = cu(&b, b.drv->cuEventCreate(&b.e0, CU_EVENT_DEFAULT), "cuEventCreate")) ||
+        (rc = cu(&b, b.drv->cuEventCreate(&b.e1, CU_EVENT_DEFAULT), "cuEventCreate")))
+        goto leave;
+    for (int m = 0; m < NMODES && rc == CLI_OK; m++)
+        rc = measure(&b, m, &st[m]);
+    if (rc == CLI_OK) {
+        size_t depth = b.g->topo.depth;
+        if (json)
+            print_json(&b, st, parse_ms, &es, rss0, rss1, depth);
+        else
+            print_table(&b, st, parse_ms, &es, rss0, rss1, depth);
+    }
+leave:
+    if (b.e0)
+        b.drv->cuEventDestroy(b.e0);
+    if (b.e1)
+        b.drv->cuEventDestroy(b.e1);
+    for (int m = 0; m < NMODES; m++) {
+        if (m != 3 && b.gx[m])
+            b.drv->cuGraphExecDestroy(b.gx[m]);
+        cudag__built_free(&b.x->gpu, &b.built[m]);
+    }
+    cudag__exec_leave(b.x);
+out:
+    free(b.kinds);
+    free(b.pdl_in);
+    free(b.ms);
+    if (cudag_exec_sync(b.x, &err) != CUDAG_OK && rc == CLI_OK) {
+        cli_print_error(c, &err);
+        rc = CLI_ECUDA;
+    }
+    cudag_exec_destroy(b.x);
+    cudag_graph_destroy(g);
+    return rc;
 }
