@@ -1,0 +1,152 @@
+/* cudag_kernels.cu — the entry points of cudag_kernels.fatbin, one
+ * translation unit (a fatbin holds one image per architecture).
+ *
+ * Every name is extern "C" and declared in cudag_kernels.yaml with the same
+ * parameters; tests/kernels checks the two against each other.  Each op comes
+ * as <op>_<type> (sm_90: bulk copies through shared memory; sm_80: the plain
+ * path) and <op>_<type>_vec (16-byte loads and stores, any architecture).
+ * __launch_bounds__(1024): the graph picks the block size, so every kernel
+ * must be launchable with up to 1024 threads.
+ *
+ * Traffic: the minimum (each input read once, each output written once);
+ * the targets are in pointwise.cuh and rows.cuh, the measured figures in
+ * docs/kernels.md. */
+#include "pointwise.cuh"
+#include "rows.cuh"
+#include "util.cuh"
+
+#define KERNEL extern "C" __global__ void __launch_bounds__(1024)
+
+/* --- Pointwise ------------------------------------------------------------ */
+
+
+#define DEF_COPY(T, ty, impl, sfx)                                             \
+    KERNEL copy_##ty##sfx(const T *x, T *y, long long n)                       \
+    {                                                                          \
+        impl<T, OpCopy>(PwArgs<T>{{x, x}, y, n, 0.0f, nullptr, 1});            \
+    }
+#define DEF_SCALE(T, ty, impl, sfx)                                            \
+    KERNEL scale_##ty##sfx(const T *x, T *y, float a, long long n)             \
+    {                                                                          \
+        impl<T, OpScale>(PwArgs<T>{{x, x}, y, n, a, nullptr, 1});              \
+    }
+#define DEF_BINARY(name, Op, T, ty, impl, sfx)                                 \
+    KERNEL name##_##ty##sfx(const T *a, const T *b, T *y, long long n)         \
+    {                                                                          \
+        impl<T, Op>(PwArgs<T>{{a, b}, y, n, 0.0f, nullptr, 1});                \
+    }
+#define DEF_AXPY(T, ty, impl, sfx)                                             \
+    KERNEL axpy_##ty##sfx(const T *x, T *y, float a, long long n)              \
+    {                                                                          \
+        impl<T, OpAxpy>(PwArgs<T>{{x, y}, y, n, a, nullptr, 1});               \
+    }
+#define DEF_BIAS_GELU(T, ty, impl, sfx)                                        \
+    KERNEL bias_gelu_##ty##sfx(const T *x, const T *bias, T *y, long long n,   \
+                               int cols)                                       \
+    {                                                                          \
+        impl<T, OpBiasGelu>(PwArgs<T>{{x, x}, y, n, 0.0f, bias, cols});        \
+    }
+
+#define DEF_POINTWISE(T, ty, impl, sfx)                                        \
+    DEF_COPY(T, ty, impl, sfx)                                                 \
+    DEF_SCALE(T, ty, impl, sfx)                                                \
+    DEF_BINARY(add, OpAdd, T, ty, impl, sfx)                                   \
+    DEF_BINARY(mul, OpMul, T, ty, impl, sfx)                                   \
+    DEF_AXPY(T, ty, impl, sfx)                                                 \
+    DEF_BIAS_GELU(T, ty, impl, sfx)                                            \
+    DEF_BINARY(swiglu, OpSwiglu, T, ty, impl, sfx)                             \
+    DEF_BINARY(residual_add, OpAdd, T, ty, impl, sfx)
+
+DEF_POINTWISE(float, f32, pw_bulk, )
+DEF_POINTWISE(float, f32, pw_vec, _vec)
+DEF_POINTWISE(bf16, bf16, pw_bulk, )
+DEF_POINTWISE(bf16, bf16, pw_vec, _vec)
+
+/* --- Rows ----------------------------------------------------------------- */
+
+#define DEF_ROWS(T, ty, impl, sfx)                                             \
+    KERNEL rowsum_##ty##sfx(const T *x, T *y, int rows, int cols)              \
+    {                                                                          \
+        impl<T, RK_SUM>(RowArgs<T>{x, nullptr, nullptr, nullptr, y, rows, cols, 0.0f}); \
+    }                                                                          \
+    KERNEL rowmax_##ty##sfx(const T *x, T *y, int rows, int cols)              \
+    {                                                                          \
+        impl<T, RK_MAX>(RowArgs<T>{x, nullptr, nullptr, nullptr, y, rows, cols, 0.0f}); \
+    }                                                                          \
+    KERNEL rmsnorm_##ty##sfx(const T *x, const T *gamma, T *y, int rows,       \
+                             int cols, float eps)                              \
+    {                                                                          \
+        impl<T, RK_RMS>(RowArgs<T>{x, gamma, nullptr, nullptr, y, rows, cols, eps}); \
+    }                                                                          \
+    KERNEL layernorm_##ty##sfx(const T *x, const T *gamma, const T *beta,      \
+                               T *y, int rows, int cols, float eps)            \
+    {                                                                          \
+        impl<T, RK_LN>(RowArgs<T>{x, gamma, beta, nullptr, y, rows, cols, eps}); \
+    }                                                                          \
+    KERNEL softmax_##ty##sfx(const T *x, T *y, int rows, int cols)             \
+    {                                                                          \
+        impl<T, RK_SOFTMAX>(RowArgs<T>{x, nullptr, nullptr, nullptr, y, rows, cols, 0.0f}); \
+    }                                                                          \
+    KERNEL rmsnorm_bias_gelu_residual_##ty##sfx(                               \
+        const T *x, const T *gamma, const T *bias, const T *r, T *y, int rows, \
+        int cols, float eps)                                                   \
+    {                                                                          \
+        impl<T, RK_FUSED>(RowArgs<T>{x, gamma, bias, r, y, rows, cols, eps});  \
+    }
+
+DEF_ROWS(float, f32, rows_bulk, )
+DEF_ROWS(float, f32, rows_vec, _vec)
+DEF_ROWS(bf16, bf16, rows_bulk, )
+DEF_ROWS(bf16, bf16, rows_vec, _vec)
+
+/* --- Utilities ------------------------------------------------------------ */
+
+KERNEL util_noop(void)
+{
+    pdl_wait();
+    pdl_launch_dependents();
+}
+
+KERNEL util_spin(long long prologue_ns, long long body_ns)
+{
+    /* One thread per block spins; the others wait at the barrier, where they
+     * issue nothing. */
+    if (threadIdx.x == 0)
+        spin_from(globaltimer(), prologue_ns);
+    __syncthreads();
+    pdl_wait();
+    pdl_launch_dependents();
+    if (threadIdx.x == 0)
+        spin_from(globaltimer(), body_ns);
+}
+
+KERNEL util_stamp(unsigned long long *out, int slot, long long body_ns)
+{
+    const uint64_t t0 = globaltimer();
+    pdl_wait();
+    const uint64_t t1 = globaltimer();
+    pdl_launch_dependents();
+    const uint64_t t3 = globaltimer();
+    if (threadIdx.x == 0)
+        spin_from(t1, body_ns);
+    const uint64_t t2 = globaltimer();
+    /* `out` may be upstream data (a memset, say), so it is written only now,
+     * after the wait. */
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long *o = out + (long long)slot * 4;
+        o[0] = t0; /* start, before the wait */
+        o[1] = t1; /* after the wait */
+        o[2] = t2; /* end, after body_ns */
+        o[3] = t3; /* the trigger (launch_dependents) */
+    }
+}
+
+/* A copy that neither waits nor triggers: declared without pdl: true, so the
+ * library must turn a programmatic edge into it into a full edge. */
+KERNEL util_nowait_copy_f32(const float *x, float *y, long long n)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        y[i] = x[i];
+}

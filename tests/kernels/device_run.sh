@@ -1,0 +1,94 @@
+#!/bin/sh
+# device_run.sh — what one call on the GPU machine does for the kernels
+# library: build the kernels, their GPU test and benchmark; run the steps
+# asked for; leave logs and JSON in OUTDIR (at most 8 files, for the device
+# tool).  Run from the repository root after `. .gpu-deps/env.sh`.
+#
+# usage: tests/kernels/device_run.sh OUTDIR STEP...
+#   STEPs: test (GPU test + CPU check incl. SASS), bench, benchquick, torch,
+#          torchquick, san (compute-sanitizer memcheck, racecheck, synccheck),
+#          ncu (Nsight Compute on the decode chain's row kernels)
+# The test and benchmark need only cuda.h, CMocka and libdl: when the library
+# (someone else's files, maybe mid-edit) does not build, they are compiled
+# directly instead.
+set -u
+out=$1
+shift
+b=build-gpu
+{
+    meson setup $b -Dtests=true &&
+        ninja -C $b kernels/cudag_kernels.fatbin kernels/cudag_kernels_sm90.ptx \
+            kernels/legacy_sm80.ptx
+} >"$out/build.log" 2>&1 || {
+    tail -40 "$out/build.log"
+    exit 1
+}
+if ! ninja -C $b tests/test_gpu_kernels tools/bench_kernels >>"$out/build.log" 2>&1; then
+    echo "library targets did not build; compiling test and benchmark directly" |
+        tee -a "$out/build.log"
+    flags="-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -I/usr/local/cuda/include"
+    mkdir -p $b/tests $b/tools
+    # shellcheck disable=SC2086
+    cc $flags tests/test_gpu_kernels.c -o $b/tests/test_gpu_kernels -lcmocka -ldl -lm \
+        >>"$out/build.log" 2>&1 &&
+        cc $flags tools/bench_kernels.c -o $b/tools/bench_kernels -ldl -lm \
+            >>"$out/build.log" 2>&1 || {
+        tail -40 "$out/build.log"
+        exit 1
+    }
+fi
+export CUDAG_KERNELS_DIR=$b/kernels
+export PYTHONUNBUFFERED=1
+for step in "$@"; do
+    case $step in
+    test)
+        {
+            nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
+                --format=csv
+            timeout 150 $b/tests/test_gpu_kernels
+            echo "test_gpu_kernels exit $?"
+            python3 tests/kernels/check_kernels.py $b/kernels
+            echo "check_kernels exit $?"
+        } >"$out/test.log" 2>&1
+        grep -E "PASSED|FAILED|exit|ERROR|error|got|SKIP|seed|device|PTX_VERSION|util_stamp|failure" \
+            "$out/test.log" | head -60
+        ;;
+    bench | benchquick)
+        q=""
+        [ "$step" = benchquick ] && q=--quick
+        # shellcheck disable=SC2086
+        timeout 240 $b/tools/bench_kernels $q --out "$out/bench_kernels.json" \
+            >"$out/bench.log" 2>&1
+        echo "bench_kernels exit $?"
+        grep -E "^#" "$out/bench.log" | tail -12
+        ;;
+    torch | torchquick)
+        q=""
+        [ "$step" = torchquick ] && q=--quick
+        # shellcheck disable=SC2086
+        timeout 200 python3 tools/bench_torch.py $q --out "$out/bench_torch.json" \
+            >"$out/torch.log" 2>&1
+        echo "bench_torch exit $?"
+        tail -3 "$out/torch.log"
+        ;;
+    ncu)
+        timeout 200 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
+            --section Occupancy --section WarpStateStats --section SchedulerStats \
+            -k 'regex:^(rmsnorm_bias_gelu_residual_bf16|rmsnorm_bf16|bias_gelu_bf16)$' \
+            --launch-skip 30 -c 3 $b/tools/bench_kernels --chain-only --quick \
+            --out /dev/null >"$out/ncu.log" 2>&1
+        echo "ncu exit $?"
+        grep -E "^  [a-z_0-9]+\(|Duration|Memory Throughput|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued" \
+            "$out/ncu.log" | head -40
+        ;;
+    san)
+        timeout 200 tools/sanitize_kernels.sh $b >"$out/san.log" 2>&1
+        echo "sanitize exit $?"
+        grep -E "^==|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$out/san.log" | head -20
+        ;;
+    esac
+done
+if [ -f "$out/bench_kernels.json" ]; then
+    python3 tools/bench_torch.py --table "$out/bench_kernels.json" \
+        "$([ -f "$out/bench_torch.json" ] && echo "$out/bench_torch.json")" 2>&1 | tail -45
+fi
