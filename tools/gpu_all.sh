@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# gpu_all.sh — what one call on the GPU machine runs, step by step, leaving
+# at most 8 files in OUTDIR (the device tool's limit):
+#   build.log  tests.log  run.log  sanitize.log  soak.log  bench.jsonl
+#   bench.log  summary.txt
+#
+#   tools/gpu_all.sh OUTDIR STEP...
+#     tests     every suite (cpu and gpu) with meson test
+#     run       cudag run on every example graph, with and without --no-pdl,
+#               and the checksums of the two compared
+#     sanitize  compute-sanitizer memcheck over every example graph, racecheck
+#               and synccheck over the programmatic and fork-join ones
+#     soak      tools/soak: 1 000 000 replays per graph and mode
+#     bench     cudag bench and tools/handbuilt on generated topologies,
+#               N = 100 … 100 000, and the decode chains
+#     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
+#
+# Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
+# build-gpu (kept between calls while the machine stays warm).
+set -u
+out=${1:?usage: gpu_all.sh OUTDIR STEP...}
+shift
+b=build-gpu
+C=$b/tools/cudag
+export CUDAG_KERNELS_DIR=$PWD/$b/kernels
+export PYTHONUNBUFFERED=1
+summary=$out/summary.txt
+say() { echo "$*" | tee -a "$summary"; }
+
+{
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    date -u
+    [ -f $b/build.ninja ] || meson setup $b -Dtests=true
+    ninja -C $b -j16
+} >"$out/build.log" 2>&1 || {
+    tail -40 "$out/build.log"
+    exit 1
+}
+say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  date: $(date -u +%F)"
+
+for step in "$@"; do
+    case $step in
+    tests)
+        timeout 400 meson test -C $b --print-errorlogs --num-processes 4 \
+            >"$out/tests.log" 2>&1
+        say "tests: $(grep -E '^(Ok|Fail|Skipped|Timeout):' "$out/tests.log" | tr -s ' ' | tr '\n' ' ')"
+        grep -E "^ *[0-9]+/[0-9]+ .*(FAIL|SKIP|TIMEOUT)" "$out/tests.log" | tee -a "$summary"
+        ;;
+    run)
+        for g in graphs/*.yaml; do
+            for mode in pdl nopdl; do
+                flag=""
+                [ $mode = nopdl ] && flag=--no-pdl
+                echo "### cudag run $flag $g"
+                timeout 60 $C run $flag --iters 200 --warmup 20 "$g"
+                echo "exit $?"
+                timeout 60 $C run $flag --iters 200 --warmup 20 --json "$g" \
+                    >"/tmp/run-$mode.json" 2>/dev/null
+            done
+            # Same graph, PDL or not: every buffer's bytes must be the same.
+            python3 - "$g" <<'EOF'
+import json, sys
+a = json.load(open("/tmp/run-pdl.json")); b = json.load(open("/tmp/run-nopdl.json"))
+ka = {x["name"]: x.get("fnv1a") for x in a["buffers"]}
+kb = {x["name"]: x.get("fnv1a") for x in b["buffers"]}
+print("checksums %s: %s" % (sys.argv[1], "identical" if ka == kb else "DIFFER %s %s" % (ka, kb)))
+EOF
+        done >"$out/run.log" 2>&1
+        grep -E "^checksums|median|warning|error" "$out/run.log" | head -60 >>"$summary"
+        ;;
+    sanitize)
+        cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+        for g in graphs/*.yaml; do
+            echo "### memcheck $g"
+            timeout 120 "$cs" --tool memcheck --error-exitcode 9 \
+                $C run --iters 3 --warmup 1 -q "$g" 2>&1 | grep -E "ERROR SUMMARY|error|Error" | head -5
+        done >"$out/sanitize.log" 2>&1
+        for tool in racecheck synccheck; do
+            for g in graphs/pdl_chain.yaml graphs/fork_join.yaml graphs/decode_chain.yaml; do
+                echo "### $tool $g"
+                timeout 120 "$cs" --tool $tool --error-exitcode 9 \
+                    $C run --iters 2 --warmup 1 -q "$g" 2>&1 | grep -E "SUMMARY|error|hazard" | head -5
+            done
+        done >>"$out/sanitize.log" 2>&1
+        grep -c "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$out/sanitize.log" |
+            sed 's/^/sanitizer clean runs: /' >>"$summary"
+        grep -E "SUMMARY: [1-9]" "$out/sanitize.log" >>"$summary"
+        ;;
+    soak)
+        timeout 300 $b/tools/soak --replays 1000000 --block 10000 \
+            --kernels-dir "$CUDAG_KERNELS_DIR" graphs/pdl_chain.yaml \
+            graphs/fork_join.yaml >"$out/soak.log" 2>&1
+        say "soak (exit $?): $(tail -1 "$out/soak.log")"
+        ;;
+    bench)
+        G=/tmp/gen
+        mkdir -p $G
+        fat=$CUDAG_KERNELS_DIR/cudag_kernels.fatbin
+        one() { # name N shape kernel [gen options]: cudag bench + handbuilt
+            local name=$1 n=$2 shape=$3 kern=$4
+            shift 4
+            local iters=$((2000000 / (n + 1000)))
+            [ $iters -gt 200 ] && iters=200
+            [ $iters -lt 10 ] && iters=10
+            python3 tools/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
+                -o $G/$name.yaml --topo $G/$name.topo
+            echo "{\"case\": \"$name\", \"cudag\": $(timeout 240 $C bench --json \
+                --iters $iters --warmup 5 $G/$name.yaml 2>>"$out/bench.log"), \
+                \"handbuilt\": $(timeout 120 $b/tools/handbuilt $G/$name.topo "$fat" \
+                --iters $iters --warmup 5 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
+            echo >>"$out/bench.jsonl"
+            $C bench --iters $iters --warmup 5 $G/$name.yaml >>"$out/bench.log" 2>&1
+        }
+        one chain_tiny_1000 1000 chain tiny
+        one chain_prologue_1000 1000 chain prologue
+        one forkjoin_prologue_8x125 1002 forkjoin prologue --branches 8 --edge full
+        one forkjoin_tiny_8x125 1002 forkjoin tiny --branches 8
+        for n in 100 1000 10000 100000; do
+            one chain_tiny_$n $n chain tiny
+            one random_tiny_$n $n random tiny
+        done
+        for n in 100 10000; do
+            one tree_tiny_$n $n tree tiny
+            one wavefront_tiny_$n $n wavefront tiny
+            one forkjoin_tiny_$n $n forkjoin tiny --branches 8
+        done
+        one chain_lib_1000 1000 chain lib
+        for g in decode_chain decode_chain_fused pdl_deep_chain norms_forkjoin; do
+            sed 's/\(rmsnorm_bias_gelu_residual_bf16\|rmsnorm_bf16\|bias_gelu_bf16\|residual_add_bf16\)\b/\1_vec/' \
+                graphs/$g.yaml >$G/${g}_vec.yaml
+            for f in graphs/$g.yaml $G/${g}_vec.yaml; do
+                name=$(basename $f .yaml)
+                echo "{\"case\": \"$name\", \"cudag\": $(timeout 120 $C bench --json -I graphs \
+                    --iters 500 --warmup 50 $f 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
+                echo >>"$out/bench.jsonl"
+                $C bench -I graphs --iters 500 --warmup 50 $f >>"$out/bench.log" 2>&1
+            done
+        done
+        python3 - "$out/bench.jsonl" <<'EOF' >>"$summary"
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        print("unreadable:", line[:200]); continue
+    c = r["cudag"]; m = c["modes"]
+    s = "%-28s n=%6d  stream %9.1f  +pdl %9.1f  full %9.1f  graph %9.1f  serial %9.1f µs" % (
+        r["case"], c["nodes"], m["stream"]["median_us"], m["stream_pdl"]["median_us"],
+        m["graph_full"]["median_us"], m["graph"]["median_us"], m["graph_serial"]["median_us"])
+    h = r.get("handbuilt")
+    if h:
+        s += "  | hand %9.1f µs  build %.1f/%.1f ms  inst %.1f/%.1f ms  parse %.1f ms" % (
+            h["replay_us"]["median"], c["host_ms"]["build"], h["build_ms"],
+            c["host_ms"]["instantiate"], h["instantiate_ms"], c["host_ms"]["parse_check"])
+    print(s)
+EOF
+        ;;
+    torch)
+        timeout 300 python3 tools/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
+        echo "{\"case\": \"torch_decode\", \"torch\": $(cat /tmp/torch.json)}" >>"$out/bench.jsonl"
+        say "torch: $(cat /tmp/torch.json)"
+        ;;
+    *)
+        echo "gpu_all.sh: unknown step '$step'" >&2
+        ;;
+    esac
+done
+cat "$summary"
