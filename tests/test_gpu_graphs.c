@@ -117,6 +117,140 @@ static void ref_wavefront(host *h)
                 W + ((i + 1) * w + j + 1) * t, t);
 }
 
+static void ref_pdl_deep_chain(host *h)
+{
+    long n = V(h, "N"), depth = V(h, "DEPTH");
+    memcpy(B(h, "y"), B(h, "x"), (size_t)n * sizeof(float));
+    for (long i = 0; i < depth; i++)
+        axpy(B(h, "x"), B(h, "y"), 0.5f, n);
+}
+
+/* The bf16 kernels compute in f32 and store bf16: the references compute in
+ * double and round every stored value to bf16, so they agree with the GPU to
+ * bf16 rounding (compared by relative error, not bit for bit). */
+static float bf16(double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u)
+        u += 0x7fffu + ((u >> 16) & 1u);    /* round to nearest even */
+    u &= 0xffff0000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static double gelu(double x)
+{
+    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+static double inv_rms(const float *x, long cols, double eps)
+{
+    double ss = 0;
+    for (long j = 0; j < cols; j++)
+        ss += (double)x[j] * x[j];
+    return 1.0 / sqrt(ss / (double)cols + eps);
+}
+
+static void rmsnorm16(const float *x, const float *g, float *y, long rows,
+                      long cols, double eps)
+{
+    for (long r = 0; r < rows; r++) {
+        double k = inv_rms(x + r * cols, cols, eps);
+        for (long j = 0; j < cols; j++)
+            y[r * cols + j] = bf16(x[r * cols + j] * k * g[j]);
+    }
+}
+
+static void layernorm16(const float *x, const float *g, const float *b,
+                        float *y, long rows, long cols, double eps)
+{
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        double m = 0, v = 0;
+        for (long j = 0; j < cols; j++)
+            m += xr[j];
+        m /= (double)cols;
+        for (long j = 0; j < cols; j++)
+            v += (xr[j] - m) * (xr[j] - m);
+        double k = 1.0 / sqrt(v / (double)cols + eps);
+        for (long j = 0; j < cols; j++)
+            y[r * cols + j] = bf16((xr[j] - m) * k * g[j] + b[j]);
+    }
+}
+
+static void softmax16(const float *x, float *y, long rows, long cols)
+{
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        double mx = xr[0], sum = 0;
+        for (long j = 1; j < cols; j++)
+            mx = xr[j] > mx ? xr[j] : mx;
+        for (long j = 0; j < cols; j++)
+            sum += exp(xr[j] - mx);
+        for (long j = 0; j < cols; j++)
+            y[r * cols + j] = bf16(exp(xr[j] - mx) / sum);
+    }
+}
+
+static void ref_decode_chain(host *h)
+{
+    long t = V(h, "T"), hh = V(h, "H"), layers = V(h, "LAYERS"), n = t * hh;
+    float *x = B(h, "x"), *hb = B(h, "h"), *gb = B(h, "g");
+    for (long i = 0; i < layers; i++) {
+        rmsnorm16(x, B(h, "gamma") + i * hh, hb, t, hh, 1e-6);
+        const float *bias = B(h, "bias") + i * hh;
+        for (long k = 0; k < n; k++)
+            gb[k] = bf16(gelu((double)hb[k] + bias[k % hh]));
+        for (long k = 0; k < n; k++)
+            x[k] = bf16((double)gb[k] + x[k]);
+    }
+}
+
+static void ref_decode_chain_fused(host *h)
+{
+    long t = V(h, "T"), hh = V(h, "H"), layers = V(h, "LAYERS");
+    float *x = B(h, "x");
+    for (long i = 0; i < layers; i++) {
+        const float *g = B(h, "gamma") + i * hh, *bias = B(h, "bias") + i * hh;
+        for (long r = 0; r < t; r++) {
+            float *xr = x + r * hh;
+            double k = inv_rms(xr, hh, 1e-6);
+            for (long j = 0; j < hh; j++)
+                xr[j] = bf16(xr[j] + gelu(xr[j] * k * g[j] + bias[j]));
+        }
+    }
+}
+
+static void ref_norms_forkjoin(host *h)
+{
+    long t = V(h, "T"), hh = V(h, "H"), n = t * hh;
+    float *a = B(h, "a"), *x = B(h, "x"), *g = B(h, "gamma");
+    for (long k = 0; k < n; k++)
+        a[k] = bf16(0.5 * x[k]);
+    rmsnorm16(a, g, B(h, "rms"), t, hh, 1e-6);
+    layernorm16(a, g + hh, B(h, "beta"), B(h, "ln"), t, hh, 1e-5);
+    softmax16(a, B(h, "soft"), t, hh);
+    for (long r = 0; r < t; r++) {
+        double mx = a[r * hh];
+        for (long j = 1; j < hh; j++)
+            mx = a[r * hh + j] > mx ? a[r * hh + j] : mx;
+        B(h, "maxes")[r] = bf16(mx);
+    }
+    float *mix = B(h, "mix"), *y = B(h, "y"), *soft = B(h, "soft");
+    for (long k = 0; k < n; k++)
+        mix[k] = bf16((double)B(h, "rms")[k] + B(h, "ln")[k]);
+    for (long k = 0; k < n; k++)
+        y[k] = bf16((double)mix[k] * soft[k]);
+    for (long r = 0; r < t; r++) {
+        double sum = 0;
+        for (long j = 0; j < hh; j++)
+            sum += y[r * hh + j];
+        B(h, "sums")[r] = bf16(sum);
+    }
+}
+
 /* Buffers a graph computes although they are declared `init: random`:
  * poisoned before each run like any output. */
 static void poison_wavefront(host *h)
@@ -129,19 +263,76 @@ static void poison_wavefront(host *h)
                 W[(i * w + j) * t + e] = NAN;
 }
 
+/* tol 0: bit for bit with the reference; otherwise the largest relative
+ * error ‖got − ref‖ / ‖ref‖ per buffer (bf16 storage: a few ulps of 2^-8).
+ * burst: replays back to back in the last check. */
 static const struct reference {
     const char *graph;
     void (*ref)(host *h);
     void (*poison)(host *h);
+    double tol;
+    int burst;
 } refs[] = {
-    {"single", ref_single, NULL},
-    {"diamond", ref_diamond, NULL},
-    {"fork_join", ref_fork_join, NULL},
-    {"memops", ref_memops, NULL},
-    {"pdl_chain", ref_pdl_chain, NULL},
-    {"repeat", ref_repeat, NULL},
-    {"wavefront", ref_wavefront, poison_wavefront},
+    {"single", ref_single, NULL, 0, BURST},
+    {"diamond", ref_diamond, NULL, 0, BURST},
+    {"fork_join", ref_fork_join, NULL, 0, BURST},
+    {"memops", ref_memops, NULL, 0, BURST},
+    {"pdl_chain", ref_pdl_chain, NULL, 0, BURST},
+    {"repeat", ref_repeat, NULL, 0, BURST},
+    {"wavefront", ref_wavefront, poison_wavefront, 0, BURST},
+    {"pdl_deep_chain", ref_pdl_deep_chain, NULL, 0, BURST},
+    /* The decode chains update x in place: each replay is 8 more layers,
+     * and a few replays already test that the chain resumes correctly. */
+    {"decode_chain", ref_decode_chain, NULL, 1e-2, 3},
+    {"decode_chain_fused", ref_decode_chain_fused, NULL, 1e-2, 3},
+    {"norms_forkjoin", ref_norms_forkjoin, NULL, 1e-2, BURST},
 };
+
+/* ---- bf16 transfers ----------------------------------------------------------- */
+
+static bool is_bf16(const cudag_graph *g, uint32_t b)
+{
+    return g->buffers[b].type == CUDAG_TYPE_BF16;
+}
+
+static void put(cudag_exec *x, const cudag_graph *g, uint32_t b, const float *h)
+{
+    size_t n = g->buffers[b].count;
+    if (!is_bf16(g, b)) {
+        gpu_write(x, g->buffers[b].name, h, n);
+        return;
+    }
+    uint16_t *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &h[i], 4);
+        v[i] = (uint16_t)(u >> 16);     /* h holds bf16 values already */
+    }
+    cudag_error e;
+    gpu_ok(cudag_exec_write(x, g->buffers[b].name, v, n * sizeof *v, &e), &e,
+           g->buffers[b].name);
+    free(v);
+}
+
+static float *get(cudag_exec *x, const cudag_graph *g, uint32_t b)
+{
+    size_t n = g->buffers[b].count;
+    if (!is_bf16(g, b))
+        return gpu_read(x, g->buffers[b].name, n);
+    uint16_t *v = malloc(n * sizeof *v);
+    float *f = malloc(n * sizeof *f);
+    assert_true(v && f);
+    cudag_error e;
+    gpu_ok(cudag_exec_read(x, g->buffers[b].name, v, n * sizeof *v, &e), &e,
+           g->buffers[b].name);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = (uint32_t)v[i] << 16;
+        memcpy(&f[i], &u, 4);
+    }
+    free(v);
+    return f;
+}
 
 /* ---- running ----------------------------------------------------------------- */
 
@@ -165,35 +356,75 @@ static void prepare(host *h, const struct reference *r, cudag_exec **xs,
     const cudag_graph *g = h->g;
     for (uint32_t b = 0; b < g->nbuffers; b++) {
         size_t n = g->buffers[b].count;
-        if (g->buffers[b].init.kind == CUDAG_INIT_RANDOM)
+        if (g->buffers[b].init.kind == CUDAG_INIT_RANDOM) {
             gpu_random(seed, h->b[b], n);
-        else
+            /* Inputs the GPU can hold exactly, so both sides start equal. */
+            if (is_bf16(g, b))
+                for (size_t i = 0; i < n; i++)
+                    h->b[b][i] = bf16(h->b[b][i]);
+        } else {
             for (size_t i = 0; i < n; i++)
                 h->b[b][i] = NAN;
+        }
     }
     if (r->poison)
         r->poison(h);
     for (int k = 0; k < 2; k++)
         for (uint32_t b = 0; b < g->nbuffers; b++)
-            gpu_write(xs[k], g->buffers[b].name, h->b[b], g->buffers[b].count);
+            put(xs[k], g, b, h->b[b]);
+}
+
+/* ‖got − want‖ / ‖want‖, and whether every element is finite where the
+ * reference is. */
+static double rel_err(const float *got, const float *want, size_t n,
+                      bool *finite)
+{
+    double num = 0, den = 0;
+    *finite = true;
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(want[i]) != isfinite(got[i]))
+            *finite = false;
+        if (!isfinite(want[i]))
+            continue;
+        double d = (double)got[i] - want[i];
+        num += d * d;
+        den += (double)want[i] * want[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 /* Every buffer of both execs equals the reference image, bit for bit: so
  * programmatic and full edges give identical results. */
-static void compare(const host *h, cudag_exec **xs, const char *when)
+static void compare(const host *h, const struct reference *r, cudag_exec **xs,
+                    const char *when)
 {
     const cudag_graph *g = h->g;
-    for (int k = 0; k < 2; k++)
-        for (uint32_t b = 0; b < g->nbuffers; b++) {
-            float *got = gpu_read(xs[k], g->buffers[b].name,
-                                  g->buffers[b].count);
-            char what[600];
+    for (uint32_t b = 0; b < g->nbuffers; b++) {
+        size_t n = g->buffers[b].count;
+        float *got[2] = {get(xs[0], g, b), get(xs[1], g, b)};
+        char what[600];
+        for (int k = 0; k < 2; k++) {
             snprintf(what, sizeof what, "%s (%s, %s): buffer %s", g->name,
                      k ? "--no-pdl" : "programmatic edges", when,
                      g->buffers[b].name);
-            gpu_expect(what, got, h->b[b], g->buffers[b].count);
-            free(got);
+            if (r->tol == 0) {
+                gpu_expect(what, got[k], h->b[b], n);
+                continue;
+            }
+            bool finite;
+            double err = rel_err(got[k], h->b[b], n, &finite);
+            if (!finite || !(err <= r->tol))
+                fail_msg("%s: relative error %.3g (limit %.3g)%s", what, err,
+                         r->tol, finite ? "" : ", and a non-finite value");
         }
+        /* Programmatic edges change when kernels start, never what they
+         * compute: the two execs agree bit for bit whatever the type. */
+        snprintf(what, sizeof what, "%s (%s): buffer %s, PDL against --no-pdl",
+                 g->name, when, g->buffers[b].name);
+        gpu_expect(what, got[0], got[1], n);
+        free(got[0]);
+        free(got[1]);
+    }
 }
 
 static void graph_matches_reference(void **state)
@@ -211,9 +442,10 @@ static void graph_matches_reference(void **state)
     host h = {g, calloc(g->nbuffers, sizeof(float *))};
     assert_non_null(h.b);
     for (uint32_t b = 0; b < g->nbuffers; b++) {
-        if (g->buffers[b].type != CUDAG_TYPE_F32)
-            fail_msg("%s: buffer '%s' is %s; this test handles f32 only", file,
-                     g->buffers[b].name, cudag_type_name(g->buffers[b].type));
+        if (g->buffers[b].type != CUDAG_TYPE_F32 && !is_bf16(g, b))
+            fail_msg("%s: buffer '%s' is %s; this test handles f32 and bf16",
+                     file, g->buffers[b].name,
+                     cudag_type_name(g->buffers[b].type));
         h.b[b] = malloc(g->buffers[b].count * sizeof(float));
         assert_non_null(h.b[b]);
     }
@@ -235,19 +467,22 @@ static void graph_matches_reference(void **state)
         }
         char when[32];
         snprintf(when, sizeof when, "run %d", run);
-        compare(&h, xs, when);
+        compare(&h, r, xs, when);
     }
     prepare(&h, r, xs, &seed);
-    for (int i = 0; i < BURST; i++)
+    for (int i = 0; i < r->burst; i++)
         r->ref(&h);
     for (int k = 0; k < 2; k++)
-        gpu_ok(cudag_exec_launch(xs[k], BURST, &e), &e, "launch");
+        gpu_ok(cudag_exec_launch(xs[k], (unsigned)r->burst, &e), &e, "launch");
     for (int k = 0; k < 2; k++)
         gpu_ok(cudag_exec_sync(xs[k], &e), &e, "sync");
-    compare(&h, xs, "after 100 replays");
+    char when[64];
+    snprintf(when, sizeof when, "after %d replays", r->burst);
+    compare(&h, r, xs, when);
     printf("# %s: %d verified runs and %d replays, identical with and "
-           "without PDL\n",
-           cudag_graph_name(g), RUNS, BURST);
+           "without PDL%s\n",
+           cudag_graph_name(g), RUNS, r->burst,
+           r->tol ? " (bf16: within rounding of the CPU reference)" : "");
     cudag_exec_destroy(xs[0]);
     cudag_exec_destroy(xs[1]);
     for (uint32_t b = 0; b < g->nbuffers; b++)

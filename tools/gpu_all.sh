@@ -73,18 +73,22 @@ EOF
         for g in graphs/*.yaml; do
             echo "### memcheck $g"
             timeout 120 "$cs" --tool memcheck --error-exitcode 9 \
-                $C run --iters 3 --warmup 1 -q "$g" 2>&1 | grep -E "ERROR SUMMARY|error|Error" | head -5
+                $C run --iters 3 --warmup 1 -q "$g" 2>&1 | grep -E "SUMMARY|Program hit|Invalid|error" | head -20
         done >"$out/sanitize.log" 2>&1
         for tool in racecheck synccheck; do
             for g in graphs/pdl_chain.yaml graphs/fork_join.yaml graphs/decode_chain.yaml; do
                 echo "### $tool $g"
                 timeout 120 "$cs" --tool $tool --error-exitcode 9 \
-                    $C run --iters 2 --warmup 1 -q "$g" 2>&1 | grep -E "SUMMARY|error|hazard" | head -5
+                    $C run --iters 2 --warmup 1 -q "$g" 2>&1 | grep -E "SUMMARY|Program hit|hazard|Race|Barrier|error" | head -20
             done
         done >>"$out/sanitize.log" 2>&1
-        grep -c "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$out/sanitize.log" |
-            sed 's/^/sanitizer clean runs: /' >>"$summary"
-        grep -E "SUMMARY: [1-9]" "$out/sanitize.log" >>"$summary"
+        # cudag asks the driver for the parameter after a kernel's last to
+        # confirm the count (the driver API has no count query): that one
+        # expected CUDA_ERROR_INVALID_VALUE per kernel is an API report, not
+        # a memory error.  Anything else is a finding.
+        say "sanitizer runs: $(grep -c '^###' "$out/sanitize.log"), API reports from the parameter-count probe: $(grep -c 'cuFuncGetParamInfo' "$out/sanitize.log")"
+        say "sanitizer findings other than the probe: $(grep -E 'Program hit|Invalid|hazard|Race|Barrier|Uninitialized' "$out/sanitize.log" | grep -vc cuFuncGetParamInfo)"
+        grep -E 'Program hit|Invalid|hazard|Race|Barrier' "$out/sanitize.log" | grep -v cuFuncGetParamInfo | head >>"$summary"
         ;;
     soak)
         timeout 300 $b/tools/soak --replays 1000000 --block 10000 \

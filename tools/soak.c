@@ -12,7 +12,7 @@
  * use docs/api.md allows: distinct handles on distinct threads.  Prints one
  * JSON line; exit status 1 on any mismatch or error. */
 #include "cudag.h"
-#include "driver.h"
+#include "exec.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,13 +57,16 @@ static long rss_kib(void)
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static size_t device_free(void)
+/* Free device memory, read in an exec's context (cuMemGetInfo needs one). */
+static size_t device_free(const cudag_exec *x)
 {
-    const cudag__drv *d;
     cudag_error e;
     size_t fr = 0, total = 0;
-    if (cudag__driver(&d, &e) == CUDAG_OK)
-        d->cuMemGetInfo(&fr, &total);
+    if (cudag__exec_enter(x, &e) != CUDAG_OK)
+        die("enter", &e);
+    if (x->gpu.drv->cuMemGetInfo(&fr, &total) != CUDA_SUCCESS)
+        fr = 0;
+    cudag__exec_leave(x);
     return fr;
 }
 
@@ -224,11 +227,17 @@ int main(int argc, char **argv)
         return 1;
     sleep(1);   /* let the churn thread reach its steady state */
     long rss0 = rss_kib();
-    size_t free0 = device_free();
+    size_t free0 = device_free(p[0].pdl);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    long mismatches = 0, blocks = 0;
+    long mismatches = 0, blocks = 0, rss_tenth = 0, rss_half = 0;
     for (long done = 0; done < replays; done += block, blocks++) {
+        /* Samples along the way: growth that stops early is a cache warming
+         * up, growth that goes on is a leak. */
+        if (done == replays / block / 10 * block)
+            rss_tenth = rss_kib();
+        if (done == replays / block / 2 * block)
+            rss_half = rss_kib();
         for (int f = 0; f < nfiles; f++) {
             cudag_error e;
             fresh_inputs(&p[f], &seed);
@@ -242,16 +251,18 @@ int main(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long rss1 = rss_kib();
-    size_t free1 = device_free();
+    size_t free1 = device_free(p[0].pdl);
     atomic_store(&stop, true);
     pthread_join(th, NULL);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("{\"replays_per_graph_and_mode\": %ld, \"graphs\": %d, \"blocks\": %ld, "
            "\"seconds\": %.2f, \"mismatches\": %ld, \"churn_cycles\": %ld, "
-           "\"churn_failed\": %d, \"rss_kib\": {\"start\": %ld, \"end\": %ld}, "
+           "\"churn_failed\": %d, \"rss_kib\": {\"start\": %ld, \"at_10pct\": %ld, "
+           "\"at_50pct\": %ld, \"end\": %ld}, "
            "\"device_free_mib\": {\"start\": %.1f, \"end\": %.1f}}\n",
            replays, nfiles, blocks, secs, mismatches,
-           atomic_load(&churn_cycles), atomic_load(&churn_failed), rss0, rss1,
+           atomic_load(&churn_cycles), atomic_load(&churn_failed), rss0,
+           rss_tenth, rss_half, rss1,
            free0 / 1048576.0, free1 / 1048576.0);
     for (int f = 0; f < nfiles; f++) {
         cudag_exec_destroy(p[f].pdl);

@@ -29,7 +29,9 @@ if [ -f "$build/kernels/cudag_kernels.fatbin" ]; then
 fi
 
 # pkg-config finds the package; the sysroot maps its paths into DESTDIR.
-export PKG_CONFIG_PATH="$(dirname "$pc")"
+# The caller's path stays after ours: cudag.pc names libyaml privately, and
+# pkg-config must find yaml-0.1.pc wherever this machine keeps it.
+export PKG_CONFIG_PATH="$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export PKG_CONFIG_SYSROOT_DIR="$tmp/root"
 flags=$(pkg-config --cflags --libs cudag) || fail "pkg-config cannot use cudag.pc"
 cp "$example" "$tmp/app.c"
