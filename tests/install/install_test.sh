@@ -41,7 +41,7 @@ cp "$example" "$tmp/app.c"
 
 # It runs against the installed library (77: no GPU here, which is fine).
 status=0
-LD_LIBRARY_PATH="$(dirname "$lib")" "$tmp/app" "$datadir" || status=$?
+LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/app" "$datadir" || status=$?
 case $status in
 0 | 77) ;;
 *) fail "the embedding example failed with status $status" ;;
@@ -55,6 +55,6 @@ buffers: {x: {type: f32, count: 1024, init: random}, y: {type: f32, count: 1024}
 nodes:
   s: {kernel: scale_f32, grid: 1, block: 256, args: [x, y, 2.0, 1024]}
 YAML
-LD_LIBRARY_PATH="$(dirname "$lib")" "$exe" check -q "$tmp/g.yaml" ||
+LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$exe" check -q "$tmp/g.yaml" ||
     fail "the installed cudag cannot check a graph that includes the shipped manifest"
 echo "install test: ok (embedding example status $status)"
