@@ -27,6 +27,7 @@ typedef struct ctx {
     cudag_graph *g;
     cudag__diag *d;
     int first;
+    bool broken;                /* an error, not a warning made one */
 } ctx;
 
 static int fail(ctx *c, int code, cudag__pos pos, const char *fmt, ...)
@@ -40,6 +41,7 @@ static int fail(ctx *c, int code, cudag__pos pos, const char *fmt, ...)
     va_end(ap);
     if (r != CUDAG_OK && c->first == CUDAG_OK)
         c->first = r;
+    c->broken = true;
     return r;
 }
 
@@ -1045,7 +1047,7 @@ static bool check_graph(ctx *c, cudag__topo *t, work *w)
 
 int cudag__check(cudag_graph *g, cudag__diag *d)
 {
-    ctx c = {g, d, CUDAG_OK};
+    ctx c = {g, d, CUDAG_OK, false};
     cudag__topo t;
     work w;
     memset(&t, 0, sizeof t);
@@ -1078,8 +1080,10 @@ int cudag__check(cudag_graph *g, cudag__diag *d)
     } else {
         topo_free(&t);
         /* Errors in a graph marked checked mean its IR was changed behind
-         * the builder's back: what was derived from it is stale. */
-        if (c.first != CUDAG_OK && g->checked)
+         * the builder's back: what was derived from it is stale.  A warning
+         * that CUDAG_WERROR counts as an error changes nothing: checking a
+         * checked graph stays a read, which other threads may share. */
+        if (c.broken && g->checked)
             cudag__graph_touch(g);
     }
     cudag__free(uses);

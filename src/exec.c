@@ -18,18 +18,24 @@
 #pragma GCC diagnostic ignored "-Wcast-align"
 #include <nvtx3/nvToolsExt.h>
 #pragma GCC diagnostic pop
-#define NVTX_PUSH(flags, name)                                                 \
-    do {                                                                       \
-        if ((flags) & CUDAG_NVTX)                                              \
-            nvtxRangePushA(name);                                              \
-    } while (0)
+/* Ranges are named "cudag GRAPH: STAGE", so a profile of a program that
+ * runs several graphs tells them apart. */
+static void nvtx_push(unsigned flags, const char *graph, const char *stage)
+{
+    if (!(flags & CUDAG_NVTX))
+        return;
+    char name[320];
+    snprintf(name, sizeof name, "cudag %s: %s", graph, stage);
+    nvtxRangePushA(name);
+}
+#define NVTX_PUSH(flags, graph, stage) nvtx_push((flags), (graph), (stage))
 #define NVTX_POP(flags)                                                        \
     do {                                                                       \
         if ((flags) & CUDAG_NVTX)                                              \
             nvtxRangePop();                                                    \
     } while (0)
 #else
-#define NVTX_PUSH(flags, name) ((void)(flags))
+#define NVTX_PUSH(flags, graph, stage) ((void)(flags), (void)(graph))
 #define NVTX_POP(flags) ((void)(flags))
 #endif
 
@@ -423,7 +429,7 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     }
     uint64_t t0 = cudag__now_ns();
     const cudag__drv *d;
-    NVTX_PUSH(o.flags, "cudag: instantiate");
+    NVTX_PUSH(o.flags, g->name, "instantiate");
     int rc = cudag__driver(&d, err);
     if (rc != CUDAG_OK) {
         NVTX_POP(o.flags);
@@ -455,21 +461,21 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     uint64_t t1 = cudag__now_ns();
     x->stats.driver_ns = t1 - t0;
     if (rc == CUDAG_OK) {
-        NVTX_PUSH(o.flags, "cudag: load modules");
+        NVTX_PUSH(o.flags, g->name, "load modules");
         rc = cudag__code_load(&x->gpu, g, &x->code, err);
         NVTX_POP(o.flags);
     }
     uint64_t t2 = cudag__now_ns();
     x->stats.load_ns = t2 - t1;
     if (rc == CUDAG_OK) {
-        NVTX_PUSH(o.flags, "cudag: allocate and initialise buffers");
+        NVTX_PUSH(o.flags, g->name, "allocate and initialise buffers");
         rc = alloc_buffers(x, err);
         NVTX_POP(o.flags);
     }
     uint64_t t3 = cudag__now_ns();
     x->stats.alloc_ns = t3 - t2;
     if (rc == CUDAG_OK) {
-        NVTX_PUSH(o.flags, "cudag: build CUgraph");
+        NVTX_PUSH(o.flags, g->name, "build CUgraph");
         rc = build_graph(x, g, &x->launch, &x->built,
                          &x->stats.downgraded_edges, err);
         NVTX_POP(o.flags);
@@ -477,7 +483,7 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     uint64_t t4 = cudag__now_ns();
     x->stats.build_ns = t4 - t3;
     if (rc == CUDAG_OK) {
-        NVTX_PUSH(o.flags, "cudag: instantiate and upload");
+        NVTX_PUSH(o.flags, g->name, "instantiate and upload");
         rc = instantiate(x, err);
         NVTX_POP(o.flags);
     }
@@ -532,7 +538,7 @@ int cudag_exec_launch(cudag_exec *x, unsigned times, cudag_error *err)
     int rc = enter(x, "cudag_exec_launch", err);
     if (rc != CUDAG_OK)
         return rc;
-    NVTX_PUSH(x->flags, "cudag: launch");
+    NVTX_PUSH(x->flags, x->g->name, "launch");
     for (unsigned i = 0; i < times; i++) {
         CUresult r = x->gpu.drv->cuGraphLaunch(x->gexec, x->gpu.stream);
         if (r != CUDA_SUCCESS) {

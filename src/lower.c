@@ -4,6 +4,7 @@
 #include "front.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -173,10 +174,18 @@ static char *dir_of(cudag__arena *a, const char *path)
 static int read_file(cudag__arena *a, const char *path, cudag__pos at,
                      cudag__diag *d, char **text, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a file may name any path, and opening a FIFO would wait
+     * for a writer forever.  Only a regular file is read (checked below),
+     * where the flag changes nothing. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
         return cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EIO, at,
-                             "cannot read '%s': %s", path, strerror(errno));
+                             "cannot read '%s': %s", path, strerror(e));
+    }
     int rc = CUDAG_OK;
     long size = -1;
     struct stat st;
@@ -682,9 +691,13 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
                         k->str, g->nmodules);
             continue;
         }
-        if (sym && (!cudag__want(lw, sym, CUDAG__DOC_SCALAR, "symbol") ||
-                    sym->len == 0))
+        if (sym && !cudag__want(lw, sym, CUDAG__DOC_SCALAR, "symbol"))
             continue;
+        if (sym && sym->len == 0) {
+            cudag__lerr(lw, CUDAG_EKEY, sym->pos,
+                        "kernel '%s' has an empty symbol", k->str);
+            continue;
+        }
         bool is_pdl = false;
         if (pdl && !parse_bool(pdl, &is_pdl)) {
             cudag__lerr(lw, CUDAG_EKEY, pdl->pos,

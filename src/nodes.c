@@ -118,7 +118,10 @@ static int parse_key(cudag__lower *lw, const cudag__doc *k,
     size_t e = ident_end(s, 0, len);
     memset(r, 0, sizeof *r);
     *base_len = e;
-    if (e == 0 || e > CUDAG__MAX_NAME)
+    if (e > CUDAG__MAX_NAME)
+        return cudag__lerr(lw, CUDAG_ELIMIT, k->pos,
+                           "node name longer than %u bytes", CUDAG__MAX_NAME);
+    if (e == 0)
         return cudag__lerr(lw, CUDAG_EKEY, k->pos,
                            "'%s' is not a valid node name", s);
     if (e == len)

@@ -42,6 +42,7 @@ typedef struct parser {
     uint32_t nanchors, canchors;
     cudag__map anchor_map;      /* anchor name → index into anchors */
     cudag__doc *root;
+    uint32_t made;              /* nodes created (an alias creates none) */
 } parser;
 
 static cudag__pos mark_pos(const parser *p, yaml_mark_t m)
@@ -144,7 +145,22 @@ static int finish_map(parser *p, frame *f)
 
     cudag__map seen = {0};
     int rc = CUDAG_OK;
-    for (uint32_t i = 0; i < npairs && rc == CUDAG_OK; i++) {
+    /* Most mappings are a node's few keys: compare them pairwise and save
+     * building a hash set, which only a big mapping needs. */
+    bool small = !has_merge && npairs <= 8;
+    if (small) {
+        for (uint32_t i = 1; i < npairs && rc == CUDAG_OK; i++)
+            for (uint32_t j = 0; j < i; j++)
+                if (strcmp(f->items[2 * i]->str, f->items[2 * j]->str) == 0) {
+                    rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EDUP,
+                                       f->items[2 * i]->pos,
+                                       "duplicate key '%s' (first at line %u)",
+                                       f->items[2 * i]->str,
+                                       f->items[2 * j]->pos.line);
+                    break;
+                }
+    }
+    for (uint32_t i = 0; !small && i < npairs && rc == CUDAG_OK; i++) {
         cudag__doc *k = f->items[2 * i];
         if (is_merge_key(k))
             continue;
@@ -237,6 +253,18 @@ static int finish_map(parser *p, frame *f)
     return check_weight(p, m);
 }
 
+/* Every node counts against the expansion limit as it is made: the
+ * expanded tree is never smaller than the nodes written, and a 64 MiB file
+ * of tiny items is refused after 4 Mi of them, not after gigabytes. */
+static int count_node(parser *p, cudag__pos pos)
+{
+    if (++p->made > CUDAG__MAX_EXPANDED)
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, pos,
+                             "the document has more than %u nodes",
+                             CUDAG__MAX_EXPANDED);
+    return CUDAG_OK;
+}
+
 static cudag__doc *new_node(parser *p, cudag__doc_type t, cudag__pos pos)
 {
     cudag__doc *n = cudag__arena_alloc(p->a, sizeof *n);
@@ -255,6 +283,9 @@ static int on_start(parser *p, cudag__doc_type t, const yaml_event_t *ev,
     if (p->depth >= CUDAG__MAX_DEPTH)
         return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, pos,
                              "nesting deeper than %u levels", CUDAG__MAX_DEPTH);
+    int rc = count_node(p, pos);
+    if (rc != CUDAG_OK)
+        return rc;
     cudag__doc *n = new_node(p, t, pos);
     if (!n)
         return oom(p, pos);
@@ -262,7 +293,7 @@ static int on_start(parser *p, cudag__doc_type t, const yaml_event_t *ev,
     memset(f, 0, sizeof *f);
     f->node = n;
     if (anchor_name) {
-        int rc = anchor_open(p, (const char *)anchor_name, pos);
+        rc = anchor_open(p, (const char *)anchor_name, pos);
         if (rc != CUDAG_OK)
             return rc;
         f->anchor = p->anchors[p->nanchors - 1].name;
@@ -298,6 +329,9 @@ static int on_scalar(parser *p, const yaml_event_t *ev)
     if (len > UINT32_MAX - 1)
         return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, pos,
                              "scalar too long");
+    int rc = count_node(p, pos);
+    if (rc != CUDAG_OK)
+        return rc;
     cudag__doc *n = new_node(p, CUDAG__DOC_SCALAR, pos);
     char *s = n ? cudag__arena_strndup(p->a, (const char *)ev->data.scalar.value,
                                        len)
@@ -315,7 +349,7 @@ static int on_scalar(parser *p, const yaml_event_t *ev)
         return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
                              "a scalar contains a NUL character");
     if (anchor_name) {
-        int rc = anchor_open(p, (const char *)anchor_name, pos);
+        rc = anchor_open(p, (const char *)anchor_name, pos);
         if (rc != CUDAG_OK)
             return rc;
         anchor_close(p, p->anchors[p->nanchors - 1].name, n);
@@ -338,12 +372,39 @@ static int on_alias(parser *p, const yaml_event_t *ev)
     return add_child(p, p->anchors[i].node);
 }
 
-static int syntax_error(parser *p, const yaml_parser_t *yp)
+/* libyaml's reader (encoding, control characters) reports a byte offset
+ * instead of a mark: the position of that byte, counting columns in
+ * characters as the marks do. */
+static cudag__pos offset_pos(const parser *p, const char *text, size_t len,
+                             size_t off)
+{
+    cudag__pos pos = {p->file, 1, 1};
+    for (size_t i = 0; i < off && i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\n') {
+            pos.line++;
+            pos.col = 1;
+        } else if ((c & 0xC0) != 0x80) {
+            pos.col++;
+        }
+    }
+    return pos;
+}
+
+static int syntax_error(parser *p, const yaml_parser_t *yp, const char *text,
+                        size_t len)
 {
     cudag__pos pos = mark_pos(p, yp->problem_mark);
     const char *problem = yp->problem ? yp->problem : "malformed YAML";
     if (yp->error == YAML_MEMORY_ERROR)
         return oom(p, pos);
+    if (yp->error == YAML_READER_ERROR) {
+        pos = offset_pos(p, text, len, yp->problem_offset);
+        if (yp->problem_value >= 0)
+            return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
+                                 "YAML syntax error: %s (#x%X)", problem,
+                                 (unsigned)yp->problem_value);
+    }
     if (yp->context)
         return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
                              "YAML syntax error: %s %s (line %u)", problem,
@@ -377,7 +438,7 @@ int cudag__parse(cudag__arena *a, const char *file, const char *text,
     while (!done && rc == CUDAG_OK) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&yp, &ev)) {
-            rc = syntax_error(&p, &yp);
+            rc = syntax_error(&p, &yp, text, len);
             break;
         }
         switch (ev.type) {

@@ -102,7 +102,18 @@ struct cudag__chunk {
 
 #define CHUNK_MIN (64u * 1024u)
 
+/* Space for n bytes, not zeroed: for callers that write all of it. */
+static void *arena_raw(cudag__arena *a, size_t n);
+
 void *cudag__arena_alloc(cudag__arena *a, size_t n)
+{
+    void *p = arena_raw(a, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+static void *arena_raw(cudag__arena *a, size_t n)
 {
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
@@ -134,7 +145,6 @@ void *cudag__arena_alloc(cudag__arena *a, size_t n)
     void *p = c->data + c->used;
     c->used += n;
     a->used += n;
-    memset(p, 0, n);
     return p;
 }
 
@@ -142,7 +152,7 @@ char *cudag__arena_strndup(cudag__arena *a, const char *s, size_t n)
 {
     if (n == SIZE_MAX)
         return NULL;
-    char *d = cudag__arena_alloc(a, n + 1);
+    char *d = arena_raw(a, n + 1);
     if (d) {
         memcpy(d, s, n);
         d[n] = '\0';

@@ -26,7 +26,8 @@ typedef struct cli {
     const char *defines[CLI_MAX_LIST + 1];
     const char *include_dirs[CLI_MAX_LIST + 1];
     size_t ndefines, ndirs;
-    unsigned flags;             /* CUDAG_WERROR, CUDAG_NO_PDL, CUDAG_STRICT */
+    unsigned flags;             /* CUDAG_WERROR, CUDAG_NO_PDL, CUDAG_STRICT,
+                                   CUDAG_NVTX */
     unsigned max_errors;
     int device;
     bool quiet;
@@ -41,7 +42,8 @@ void cli_init(cli *c, const char *prog, const char *cmd);
 
 /*
  * Parses one common option at argv[*i]: -D NAME=VALUE, -I DIR, --Werror,
- * --max-errors N, --no-pdl, --strict, --device K, -q.  Returns 1 and advances
+ * --max-errors N, --no-pdl, --strict, --nvtx, --device K, -q.  Returns 1 and
+ * advances
  * *i past it when it was one, 0 when argv[*i] is not a common option, and -1
  * after printing a usage error.
  */

@@ -14,6 +14,10 @@ const char cli_common_help[] =
     "  -I DIR            search DIR for included files (repeatable)\n"
     "  --Werror          treat warnings as errors\n"
     "  --max-errors N    stop after N errors (default 50)\n"
+    "  --no-pdl          build programmatic edges as full edges (run, bench)\n"
+    "  --strict          an unsafe programmatic edge is an error (run, bench)\n"
+    "  --nvtx            NVTX ranges around each stage and replay (run, bench)\n"
+    "  --device K        use CUDA device K (run, bench; default 0)\n"
     "  -q, --quiet       print only diagnostics\n";
 
 static char exe_dirs[2][PATH_MAX + 32];
@@ -122,6 +126,8 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
         c->flags |= CUDAG_NO_PDL;
     } else if (strcmp(a, "--strict") == 0) {
         c->flags |= CUDAG_STRICT;
+    } else if (strcmp(a, "--nvtx") == 0) {
+        c->flags |= CUDAG_NVTX;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
         c->quiet = true;
     } else {

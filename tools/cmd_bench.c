@@ -15,6 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#ifdef CUDAG_HAVE_NVTX
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wcast-align"
+#include <nvtx3/nvToolsExt.h>
+#pragma GCC diagnostic pop
+#endif
 #include <time.h>
 
 enum { NMODES = 5 };
@@ -126,7 +133,8 @@ static int replay(bench *b, int mode)
               "cuGraphLaunch");
 }
 
-static int measure(bench *b, int mode, stats *st)
+/* Warm-up, then one event pair around each timed replay. */
+static int measure_runs(bench *b, int mode)
 {
     CUstream s = b->x->gpu.stream;
     int rc = CLI_OK;
@@ -147,6 +155,33 @@ static int measure(bench *b, int mode, stats *st)
             rc = cu(b, b->drv->cuEventElapsedTime(&b->ms[i], b->e0, b->e1),
                     "cuEventElapsedTime");
     }
+    return rc;
+}
+
+/* With --nvtx, each mode is one range in a profile, named after the graph. */
+static void mode_range(const bench *b, int mode, bool push)
+{
+#ifdef CUDAG_HAVE_NVTX
+    if (!(b->c->flags & CUDAG_NVTX))
+        return;
+    if (!push) {
+        nvtxRangePop();
+        return;
+    }
+    char name[320];
+    snprintf(name, sizeof name, "cudag %s: bench %d (%s)", b->g->name, mode + 1,
+             mode_names[mode]);
+    nvtxRangePushA(name);
+#else
+    (void)b, (void)mode, (void)push;
+#endif
+}
+
+static int measure(bench *b, int mode, stats *st)
+{
+    mode_range(b, mode, true);
+    int rc = measure_runs(b, mode);
+    mode_range(b, mode, false);
     if (rc != CLI_OK)
         return rc;
     qsort(b->ms, b->iters, sizeof *b->ms, cmp_float);

@@ -9,7 +9,7 @@
 # leaves the caller's shell options as it found them.
 
 _cudag_commands="check dot plan run bench help"
-_cudag_common_opts="-D -I --Werror --max-errors --no-pdl --strict --device -q --help"
+_cudag_common_opts="-D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help"
 
 # Prints the options of subcommand $1 besides the common ones.
 _cudag_cmd_opts()

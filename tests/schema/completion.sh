@@ -66,7 +66,7 @@ mkdir sub
 touch a.yaml b.yml c.txt d.svg e.png f.dot "sp ace.yaml" sub/g.yaml
 
 shopt -u extglob
-all_run=(-D -I --Werror --max-errors --no-pdl --strict --device -q --help
+all_run=(-D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help
     --iters --warmup --dump --json)
 mapfile -t long_run < <(printf '%s\n' "${all_run[@]}" | grep -e '^--')
 
@@ -76,10 +76,10 @@ expect "b" bench
 expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
-expect "bench --" --Werror --max-errors --no-pdl --strict --device --help --iters --warmup --json
-expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --device -q --help -o --render --no-critical --no-clusters
+expect "bench --" --Werror --max-errors --no-pdl --strict --nvtx --device --help --iters --warmup --json
+expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
-expect "check --" --Werror --max-errors --no-pdl --strict --device --help
+expect "check --" --Werror --max-errors --no-pdl --strict --nvtx --device --help
 expect "check ''" a.yaml b.yml "sp ace.yaml" sub
 expect "run sp" "sp ace.yaml"
 expect "run sub/" sub/g.yaml
