@@ -61,6 +61,10 @@ typedef struct cudag__lower {
     uint32_t nranges, cranges;
     cudag__map range_map;       /* base name → index into ranges */
     cudag__arena scratch;       /* bindings, prefixes: freed after lowering */
+    /* The last node body whose keys passed, and its kind: the copies of a
+     * repeated node share one body, checked once. */
+    const cudag__doc *shaped;
+    cudag_node_kind shaped_kind;
 } cudag__lower;
 
 /* Reports an error at pos; returns its code (for one-line failures). */

@@ -51,6 +51,28 @@ static size_t match_bracket(const char *s, size_t open, size_t len)
     return len;
 }
 
+/* Writes "[x]" at out (room for 24 bytes) and returns its length: names of
+ * repeated nodes are made by the hundred thousand, and printf's machinery
+ * was a quarter of lowering them. */
+static size_t put_index(char *out, int64_t x)
+{
+    char digits[24];
+    size_t n = 0;
+    uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t k = 0;
+    out[k++] = '[';
+    if (x < 0)
+        out[k++] = '-';
+    while (n)
+        out[k++] = digits[--n];
+    out[k++] = ']';
+    return k;
+}
+
 static const char *suggest_from(const char *word, const char *const *names,
                                 size_t n)
 {
@@ -276,8 +298,12 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
         w->rdepth++;
         for (int64_t x = r.lo; x < r.hi && !cudag__diag_full(lw->d); x++) {
             cudag__binding *b = cudag__arena_alloc(&lw->scratch, sizeof *b);
-            char *full = cudag__arena_printf(&lw->scratch, "%s[%lld]", base,
-                                             (long long)x);
+            size_t bl = strlen(base);
+            char *full = cudag__arena_alloc(&lw->scratch, bl + 24);
+            if (full) {
+                memcpy(full, base, bl);
+                full[bl + put_index(full + bl, x)] = '\0';
+            }
             if (!b || !full || !var) {
                 cudag__lerr(lw, CUDAG_ENOMEM, k->pos, "out of memory");
                 break;
@@ -436,13 +462,11 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
                         return REF_ERROR;
                     }
                 }
-                int w = snprintf(name + n, sizeof name - n, "[%lld]",
-                                 (long long)p->idx[x]);
-                if (w < 0 || (size_t)w >= sizeof name - n) {
+                if (n + 24 >= sizeof name) {
                     fits = false;
                     break;
                 }
-                n += (size_t)w;
+                n += put_index(name + n, p->idx[x]);
             }
             if (j + 1 < np && fits)
                 name[n++] = '.';
@@ -871,9 +895,13 @@ static void lower_memcpy(cudag__lower *lw, const cudag__pending *p)
     lower_count(lw, p, cudag__doc_get(b, "count"), rest, &m->count);
 }
 
-static void lower_body(cudag__lower *lw, const cudag__pending *p)
+/* Which kind of node a body describes, after checking its keys; -1 (and
+ * reported) when they are wrong. */
+static int body_kind(cudag__lower *lw, const cudag__pending *p)
 {
     const cudag__doc *b = p->body;
+    if (b == lw->shaped)
+        return (int)lw->shaped_kind;
     const cudag__node *n = &lw->g->nodes[p->node];
     bool is_k = cudag__doc_get(b, "kernel") != NULL;
     bool is_s = cudag__doc_get(b, "memset") != NULL;
@@ -883,7 +911,7 @@ static void lower_body(cudag__lower *lw, const cudag__pending *p)
                     "node '%s' has more than one of 'kernel', 'memset' and "
                     "'memcpy'",
                     n->name);
-        return;
+        return -1;
     }
     if (!is_k && !is_s && !is_c) {
         unsigned bad = cudag__check_keys(lw, b, any_node_keys,
@@ -892,25 +920,35 @@ static void lower_body(cudag__lower *lw, const cudag__pending *p)
             cudag__lerr(lw, CUDAG_EKEY, n->pos,
                         "node '%s' needs one of 'kernel', 'memset' or 'memcpy'",
                         n->name);
+        return -1;
+    }
+    cudag_node_kind kind = is_k ? CUDAG_NODE_KERNEL
+                           : is_s ? CUDAG_NODE_MEMSET : CUDAG_NODE_MEMCPY;
+    unsigned bad = is_k ? cudag__check_keys(lw, b, kernel_keys,
+                                            NKEYS(kernel_keys), "a kernel node")
+                   : is_s ? cudag__check_keys(lw, b, memset_keys,
+                                              NKEYS(memset_keys), "a memset node")
+                          : cudag__check_keys(lw, b, memcpy_keys,
+                                              NKEYS(memcpy_keys), "a memcpy node");
+    if (bad)
+        return -1;
+    lw->shaped = b;
+    lw->shaped_kind = kind;
+    return (int)kind;
+}
+
+static void lower_body(cudag__lower *lw, const cudag__pending *p)
+{
+    int kind = body_kind(lw, p);
+    if (kind < 0)
         return;
-    }
-    if (is_k) {
-        if (cudag__check_keys(lw, b, kernel_keys, NKEYS(kernel_keys),
-                              "a kernel node"))
-            return;
+    if (kind == CUDAG_NODE_KERNEL)
         lower_kernel(lw, p);
-    } else if (is_s) {
-        if (cudag__check_keys(lw, b, memset_keys, NKEYS(memset_keys),
-                              "a memset node"))
-            return;
+    else if (kind == CUDAG_NODE_MEMSET)
         lower_memset(lw, p);
-    } else {
-        if (cudag__check_keys(lw, b, memcpy_keys, NKEYS(memcpy_keys),
-                              "a memcpy node"))
-            return;
+    else
         lower_memcpy(lw, p);
-    }
-    const cudag__doc *after = cudag__doc_get(b, "after");
+    const cudag__doc *after = cudag__doc_get(p->body, "after");
     if (after)
         lower_after(lw, p, after);
 }
