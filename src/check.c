@@ -648,17 +648,6 @@ static void work_free(work *w)
     cudag__free(w->scc);
 }
 
-static void topo_free(cudag__topo *t)
-{
-    cudag__free(t->order);
-    cudag__free(t->level);
-    cudag__free(t->out_start);
-    cudag__free(t->out_edge);
-    cudag__free(t->in_start);
-    cudag__free(t->in_edge);
-    memset(t, 0, sizeof *t);
-}
-
 static bool edge_valid(const cudag_graph *g, const cudag__edge *e)
 {
     return e->from < g->nnodes && e->to < g->nnodes &&
@@ -1078,7 +1067,7 @@ int cudag__check(cudag_graph *g, cudag__diag *d)
         g->topo = t;
         g->checked = true;
     } else {
-        topo_free(&t);
+        cudag__topo_free(&t);
         /* Errors in a graph marked checked mean its IR was changed behind
          * the builder's back: what was derived from it is stale.  A warning
          * that CUDAG_WERROR counts as an error changes nothing: checking a
@@ -1091,7 +1080,7 @@ int cudag__check(cudag_graph *g, cudag__diag *d)
 
 oom:
     work_free(&w);
-    topo_free(&t);
+    cudag__topo_free(&t);
     cudag__free(uses);
     return fail(&c, CUDAG_ENOMEM, CUDAG__NOPOS,
                 "out of memory checking graph '%s'", g->name);

@@ -20,7 +20,7 @@ cudag_graph *cudag__graph_new(const char *name)
     return g;
 }
 
-static void topo_free(cudag__topo *t)
+void cudag__topo_free(cudag__topo *t)
 {
     cudag__free(t->order);
     cudag__free(t->level);
@@ -34,14 +34,14 @@ static void topo_free(cudag__topo *t)
 void cudag__graph_touch(cudag_graph *g)
 {
     g->checked = false;
-    topo_free(&g->topo);
+    cudag__topo_free(&g->topo);
 }
 
 void cudag_graph_destroy(cudag_graph *g)
 {
     if (!g)
         return;
-    topo_free(&g->topo);
+    cudag__topo_free(&g->topo);
     if (!g->source_borrowed)
         cudag__source_free(g->source);
     cudag__free(g->vars);

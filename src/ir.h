@@ -196,6 +196,9 @@ uint32_t cudag__find_sig(const cudag_graph *g, const char *name);
 uint32_t cudag__find_buffer(const cudag_graph *g, const char *name);
 uint32_t cudag__find_node(const cudag_graph *g, const char *name);
 
+/* Frees what t points to and zeroes it; accepts a zeroed t. */
+void cudag__topo_free(cudag__topo *t);
+
 /* Marks the graph modified: drops what the checker derived. */
 void cudag__graph_touch(cudag_graph *g);
 

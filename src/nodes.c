@@ -11,6 +11,7 @@
  */
 #include "front.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,46 +80,27 @@ static const char *suggest_from(const char *word, const char *const *names,
     return n ? cudag__suggest(word, names, n) : NULL;
 }
 
-/* A suggestion among the names of a namespace, gathered on the error path
- * only. */
-static const char *suggest_node(cudag__lower *lw, const char *word)
+/* A suggestion among the names of one namespace (an array of structs whose
+ * name is at name_off), gathered on the error path only. */
+static const char *suggest_in(const void *arr, uint32_t n, size_t stride,
+                              size_t name_off, const char *word)
 {
-    cudag_graph *g = lw->g;
-    const char **names = cudag__malloc((g->nnodes + 1) * sizeof *names);
+    const char **names = cudag__malloc((n + 1) * sizeof *names);
     if (!names)
         return NULL;
-    for (uint32_t i = 0; i < g->nnodes; i++)
-        names[i] = g->nodes[i].name;
-    const char *best = suggest_from(word, names, g->nnodes);
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = *(const char *const *)((const char *)arr + i * stride +
+                                          name_off);
+    const char *best = suggest_from(word, names, n);
     cudag__free(names);
     return best;
 }
 
-static const char *suggest_buffer(cudag__lower *lw, const char *word)
-{
-    cudag_graph *g = lw->g;
-    const char **names = cudag__malloc((g->nbuffers + 1) * sizeof *names);
-    if (!names)
-        return NULL;
-    for (uint32_t i = 0; i < g->nbuffers; i++)
-        names[i] = g->buffers[i].name;
-    const char *best = suggest_from(word, names, g->nbuffers);
-    cudag__free(names);
-    return best;
-}
-
-static const char *suggest_sig(cudag__lower *lw, const char *word)
-{
-    cudag_graph *g = lw->g;
-    const char **names = cudag__malloc((g->nsigs + 1) * sizeof *names);
-    if (!names)
-        return NULL;
-    for (uint32_t i = 0; i < g->nsigs; i++)
-        names[i] = g->sigs[i].name;
-    const char *best = suggest_from(word, names, g->nsigs);
-    cudag__free(names);
-    return best;
-}
+#define SUGGEST(lw, arr, n, T, word)                                            \
+    suggest_in((lw)->g->arr, (lw)->g->n, sizeof(T), offsetof(T, name), (word))
+#define suggest_node(lw, w) SUGGEST(lw, nodes, nnodes, cudag__node, w)
+#define suggest_buffer(lw, w) SUGGEST(lw, buffers, nbuffers, cudag__buffer, w)
+#define suggest_sig(lw, w) SUGGEST(lw, sigs, nsigs, cudag__sig, w)
 
 #define DYM(best) (best) ? " (did you mean '" : "", (best) ? (best) : "", \
                   (best) ? "'?)" : ""

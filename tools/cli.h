@@ -67,6 +67,13 @@ int cli_load(cli *c, const char *path, cudag_graph **g);
 /* Maps a library status to an exit status. */
 int cli_status(int code);
 
+/* Prints a usage error for this subcommand ("cudag CMD: MESSAGE" and a hint
+ * to --help) and returns CLI_EUSAGE. */
+int cli_usage(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses a decimal count in 0..max (no sign, no trailing text). */
+bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out);
+
 /* Writes s as a JSON string literal, quotes included. */
 void cli_json_string(FILE *f, const char *s);
 

@@ -51,9 +51,7 @@ void cli_init(cli *c, const char *prog, const char *cmd)
     c->color = isatty(STDERR_FILENO) && !(nc && *nc);
 }
 
-static int usage_error(cli *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(cli *c, const char *fmt, ...)
+int cli_usage(cli *c, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "%s %s: ", c->prog, c->cmd);
@@ -61,10 +59,13 @@ static int usage_error(cli *c, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry '%s %s --help'.\n", c->prog, c->cmd);
-    return -1;
+    return CLI_EUSAGE;
 }
 
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+/* cli_common_opt reports a usage error as -1. */
+#define usage_error(...) (cli_usage(__VA_ARGS__), -1)
+
+bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
     char *end;
     errno = 0;
@@ -111,12 +112,12 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
         c->include_dirs[0] = val;
         c->ndirs++;
     } else if (strcmp(a, "--max-errors") == 0) {
-        if (!parse_uint(val, 100000, &n) || n == 0)
+        if (!cli_parse_uint(val, 100000, &n) || n == 0)
             return usage_error(c, "--max-errors takes a number from 1, not '%s'",
                                val);
         c->max_errors = (unsigned)n;
     } else if (strcmp(a, "--device") == 0) {
-        if (!parse_uint(val, 1024, &n))
+        if (!cli_parse_uint(val, 1024, &n))
             return usage_error(c, "--device takes a device number, not '%s'",
                                val);
         c->device = (int)n;

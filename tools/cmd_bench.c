@@ -297,11 +297,9 @@ static void print_table(bench *b, const stats *st, double parse_ms,
 
 static int parse_count(cli *c, const char *opt, const char *v, unsigned *out)
 {
-    char *end;
-    unsigned long n = v ? strtoul(v, &end, 10) : 0;
-    if (!v || *end || n == 0 || n > 10000000) {
-        fprintf(stderr, "%s bench: %s takes a count from 1, not '%s'\n",
-                c->prog, opt, v ? v : "");
+    unsigned long n;
+    if (!cli_parse_uint(v, 10000000, &n) || n == 0) {
+        cli_usage(c, "%s takes a count from 1, not '%s'", opt, v ? v : "");
         return -1;
     }
     *out = (unsigned)n;
@@ -345,20 +343,15 @@ int cmd_bench(cli *c, int argc, char **argv)
                 return CLI_EUSAGE;
             i++;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "%s bench: unknown option '%s'\nTry '%s bench --help'.\n",
-                    c->prog, a, c->prog);
-            return CLI_EUSAGE;
+            return cli_usage(c, "unknown option '%s'", a);
         } else if (file) {
-            fprintf(stderr, "%s bench: one file at a time\n", c->prog);
-            return CLI_EUSAGE;
+            return cli_usage(c, "one file at a time");
         } else {
             file = a;
         }
     }
     if (!file) {
-        fprintf(stderr, "%s bench: no file given\nTry '%s bench --help'.\n",
-                c->prog, c->prog);
-        return CLI_EUSAGE;
+        return cli_usage(c, "no file given");
     }
 
     long rss0 = peak_rss_kib();

@@ -20,13 +20,6 @@ static bool want_help(int argc, char **argv)
     return false;
 }
 
-static int bad_option(cli *c, const char *arg)
-{
-    fprintf(stderr, "%s %s: unknown option '%s'\nTry '%s %s --help'.\n",
-            c->prog, c->cmd, arg, c->prog, c->cmd);
-    return CLI_EUSAGE;
-}
-
 /* ---- check ------------------------------------------------------------- */
 
 int cmd_check(cli *c, int argc, char **argv)
@@ -48,7 +41,7 @@ int cmd_check(cli *c, int argc, char **argv)
         if (r > 0)
             continue;
         if (argv[i][0] == '-' && argv[i][1])
-            return bad_option(c, argv[i]);
+            return cli_usage(c, "unknown option '%s'", argv[i]);
         if (nfiles == CLI_MAX_LIST) {
             fprintf(stderr, "%s check: too many files\n", c->prog);
             return CLI_EUSAGE;
@@ -56,9 +49,7 @@ int cmd_check(cli *c, int argc, char **argv)
         files[nfiles++] = argv[i++];
     }
     if (!nfiles) {
-        fprintf(stderr, "%s check: no file given\nTry '%s check --help'.\n",
-                c->prog, c->prog);
-        return CLI_EUSAGE;
+        return cli_usage(c, "no file given");
     }
     int status = CLI_OK;
     for (size_t f = 0; f < nfiles; f++) {
@@ -213,19 +204,16 @@ int cmd_dot(cli *c, int argc, char **argv)
             flags |= CUDAG_DOT_NO_CLUSTERS;
             i++;
         } else if (a[0] == '-' && a[1]) {
-            return bad_option(c, a);
+            return cli_usage(c, "unknown option '%s'", a);
         } else if (file) {
-            fprintf(stderr, "%s dot: one file at a time\n", c->prog);
-            return CLI_EUSAGE;
+            return cli_usage(c, "one file at a time");
         } else {
             file = a;
             i++;
         }
     }
     if (!file) {
-        fprintf(stderr, "%s dot: no file given\nTry '%s dot --help'.\n",
-                c->prog, c->prog);
-        return CLI_EUSAGE;
+        return cli_usage(c, "no file given");
     }
     cudag_graph *g;
     int rc = cli_load(c, file, &g);
@@ -274,17 +262,14 @@ int cmd_plan(cli *c, int argc, char **argv)
         if (strcmp(a, "--json") == 0)
             json = true;
         else if (a[0] == '-' && a[1])
-            return bad_option(c, a);
+            return cli_usage(c, "unknown option '%s'", a);
         else if (file) {
-            fprintf(stderr, "%s plan: one file at a time\n", c->prog);
-            return CLI_EUSAGE;
+            return cli_usage(c, "one file at a time");
         } else
             file = a;
     }
     if (!file) {
-        fprintf(stderr, "%s plan: no file given\nTry '%s plan --help'.\n",
-                c->prog, c->prog);
-        return CLI_EUSAGE;
+        return cli_usage(c, "no file given");
     }
     cudag_graph *g;
     int rc = cli_load(c, file, &g);

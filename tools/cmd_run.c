@@ -49,19 +49,6 @@ static const char help[] =
     "\nExit status: 0 success, 1 graph errors, 2 usage, 3 no CUDA driver or\n"
     "device, 4 CUDA error (a failed driver call or kernel), 5 file error.\n";
 
-static bool parse_count(const char *s, unsigned long max, unsigned long *out)
-{
-    char *end;
-    errno = 0;
-    if (!s || !*s || *s == '-')
-        return false;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
 static int usage(cli *c, const char *what, const char *arg)
 {
     fprintf(stderr, "%s run: %s '%s'\nTry '%s run --help'.\n", c->prog, what,
@@ -85,7 +72,7 @@ static int parse_args(cli *c, int argc, char **argv, run_opts *o)
         if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
             unsigned long *dst = a[2] == 'i' ? &o->iters : &o->warmup;
             /* A bound that keeps the event array a sane size. */
-            if (!has_val || !parse_count(argv[i + 1], 10000000, dst) ||
+            if (!has_val || !cli_parse_uint(argv[i + 1], 10000000, dst) ||
                 (dst == &o->iters && *dst == 0))
                 return usage(c, "needs a count (iters 1 to 10000000)", a);
             i += 2;
