@@ -13,6 +13,7 @@
 #     soak      tools/soak: 1 000 000 replays per graph and mode
 #     bench     cudag bench and tools/handbuilt on generated topologies,
 #               N = 100 … 100 000, and the decode chains
+#     nvtx      cudag bench --nvtx on one graph
 #     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
 #
 # Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
@@ -158,6 +159,12 @@ for line in open(sys.argv[1]):
             c["host_ms"]["instantiate"], h["instantiate_ms"], c["host_ms"]["parse_check"])
     print(s)
 EOF
+        ;;
+    nvtx)
+        # The NVTX ranges cost nothing without a profiler attached: bench
+        # runs with them on and must give the same picture.
+        timeout 120 $C bench --nvtx --iters 50 graphs/pdl_chain.yaml >>"$out/bench.log" 2>&1
+        say "bench --nvtx pdl_chain: exit $?"
         ;;
     torch)
         timeout 300 python3 tools/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
