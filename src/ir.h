@@ -12,6 +12,8 @@
 #define CUDAG__MAX_FILE_BYTES (64u << 20)       /* one YAML file */
 #define CUDAG__MAX_DEPTH 64u                    /* YAML nesting */
 #define CUDAG__MAX_EXPANDED (4u << 20)          /* YAML nodes after aliases */
+#define CUDAG__MAX_LOWERED (64u << 20)          /* YAML nodes lowered, each
+                                                   copy of a repetition again */
 #define CUDAG__MAX_INCLUDE_DEPTH 16u
 #define CUDAG__MAX_FILES 256u                   /* files one graph may include */
 #define CUDAG__MAX_NAME 255u                    /* bytes in a name part */

@@ -217,6 +217,8 @@ static bool looks_like_node(const cudag__doc *v)
 typedef struct walk {
     unsigned rdepth;            /* repetitions around this level */
     uint64_t instances;         /* nodes and groups made, against the limit */
+    uint64_t lowered;           /* YAML nodes the bodies will lower, copies
+                                   included: bounds the second pass */
 } walk;
 
 static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
@@ -328,6 +330,14 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
         walk_nodes(lw, w, v, inner, env, gi);
         return CUDAG_OK;
     }
+    /* Each copy lowers its whole description again: a few bytes of
+     * repetition around a big aliased list would make hours of work. */
+    w->lowered += v->weight;
+    if (w->lowered > CUDAG__MAX_LOWERED)
+        return cudag__lerr(lw, CUDAG_ELIMIT, k->pos,
+                           "the nodes' descriptions, each copy counted, add "
+                           "up to more than %u YAML nodes",
+                           CUDAG__MAX_LOWERED);
     cudag__node *n;
     if (cudag__add_node(lw->g, full, k->pos, &n, &e) != CUDAG_OK)
         return cudag__lerr(lw, e.code, k->pos, "%s", e.message);
@@ -1029,13 +1039,17 @@ static void lower_edges(cudag__lower *lw, const cudag__doc *edges)
 int cudag__lower_nodes(cudag__lower *lw)
 {
     cudag__source *src = lw->src;
-    walk w = {0, 0};
+    walk w = {0, 0, 0};
     for (uint32_t i = 0; i < src->nfiles && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *nodes = cudag__doc_get(src->files[i].root, "nodes");
         lw->file = i;
         if (nodes && cudag__want(lw, nodes, CUDAG__DOC_MAP, "nodes"))
             walk_nodes(lw, &w, nodes, "", NULL, CUDAG__NONE);
     }
+    /* Over that bound the graph is refused: lowering the copies made so far
+     * would only spend the time the bound is there to save. */
+    if (w.lowered > CUDAG__MAX_LOWERED)
+        return lw->d->first_code;
     for (uint32_t i = 0; i < lw->npend && !cudag__diag_full(lw->d); i++)
         lower_body(lw, &lw->pend[i]);
     for (uint32_t i = 0; i < src->nfiles && !cudag__diag_full(lw->d); i++) {

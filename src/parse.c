@@ -43,6 +43,7 @@ typedef struct parser {
     cudag__map anchor_map;      /* anchor name → index into anchors */
     cudag__doc *root;
     uint32_t made;              /* nodes created (an alias creates none) */
+    uint64_t merged;            /* pairs offered by merge keys, all maps */
 } parser;
 
 static cudag__pos mark_pos(const parser *p, yaml_mark_t m)
@@ -207,7 +208,10 @@ static int finish_map(parser *p, frame *f)
                 extra += v->items[j]->n;
             }
         }
-        if (rc == CUDAG_OK && extra > CUDAG__MAX_EXPANDED)
+        /* Counted over the whole document: the result below is sized for
+         * every offered pair, and each costs a lookup. */
+        p->merged += extra;
+        if (rc == CUDAG_OK && p->merged > CUDAG__MAX_EXPANDED)
             rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, m->pos,
                                "merge keys add more than %u pairs",
                                CUDAG__MAX_EXPANDED);
@@ -381,7 +385,10 @@ static cudag__pos offset_pos(const parser *p, const char *text, size_t len,
     cudag__pos pos = {p->file, 1, 1};
     for (size_t i = 0; i < off && i < len; i++) {
         unsigned char c = (unsigned char)text[i];
-        if (c == '\n') {
+        /* LF, CR LF or a lone CR ends a line, as for libyaml. */
+        bool eol = c == '\n' ||
+                   (c == '\r' && !(i + 1 < len && text[i + 1] == '\n'));
+        if (eol) {
             pos.line++;
             pos.col = 1;
         } else if ((c & 0xC0) != 0x80) {

@@ -381,8 +381,11 @@ int cudag__vreport(cudag__diag *d, cudag_severity sev, int code,
     sig ^= ((uint64_t)pos.line << 40) ^ ((uint64_t)pos.col << 20) ^
            (uint64_t)(uintptr_t)pos.file ^ (uint64_t)(unsigned)sev;
     for (unsigned i = 0; i < 8 && i < d->nrecent; i++)
-        if (d->recent[i] == sig)
+        if (d->recent[i] == sig) {
+            if (sev == CUDAG_SEV_ERROR)
+                d->nrepeat++;
             return sev == CUDAG_SEV_ERROR ? code : CUDAG_OK;
+        }
     d->recent[d->nrecent++ % 8] = sig;
     if (sev == CUDAG_SEV_ERROR) {
         if (d->nerr++ == 0) {
@@ -410,7 +413,7 @@ int cudag__report(cudag__diag *d, cudag_severity sev, int code,
 
 bool cudag__diag_full(const cudag__diag *d)
 {
-    return d->nerr >= d->max_errors;
+    return d->nerr >= d->max_errors || d->nrepeat >= d->max_errors;
 }
 
 int cudag__diag_finish(cudag__diag *d)

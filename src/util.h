@@ -117,6 +117,10 @@ typedef struct cudag__diag {
      * in each copy of a repeated node is reported once. */
     uint64_t recent[8];
     unsigned nrecent;
+    /* Errors dropped as repeats.  They count towards max_errors, so that a
+     * mistake copied a million times by a repetition stops the pass as
+     * fifty different ones would. */
+    unsigned nrepeat;
 } cudag__diag;
 
 void cudag__diag_init(cudag__diag *d, const cudag_options *opts,
