@@ -5,11 +5,11 @@
 #   bench.log  summary.txt
 #
 #   tools/gpu_all.sh OUTDIR STEP...
-#     tests     every suite (cpu and gpu) with meson test
+#     tests     every suite (cpu and gpu) with meson test; gputests: gpu only
 #     run       cudag run on every example graph, with and without --no-pdl,
 #               and the checksums of the two compared
-#     sanitize  compute-sanitizer memcheck over every example graph, racecheck
-#               and synccheck over the programmatic and fork-join ones
+#     sanitize  compute-sanitizer memcheck, racecheck and synccheck over every
+#               example graph
 #     soak      tools/soak: 1 000 000 replays per graph and mode
 #     bench     cudag bench and tools/handbuilt on generated topologies,
 #               N = 100 … 100 000, and the decode chains
@@ -41,8 +41,11 @@ say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
 
 for step in "$@"; do
     case $step in
-    tests)
-        timeout 400 meson test -C $b --print-errorlogs --num-processes 4 \
+    tests | gputests)
+        suites=""
+        [ $step = gputests ] && suites="--suite gpu"
+        # shellcheck disable=SC2086
+        timeout 400 meson test -C $b $suites --print-errorlogs --num-processes 4 \
             >"$out/tests.log" 2>&1
         say "tests: $(grep -E '^(Ok|Fail|Skipped|Timeout):' "$out/tests.log" | tr -s ' ' | tr '\n' ' ')"
         grep -E "^ *[0-9]+/[0-9]+ .*(FAIL|SKIP|TIMEOUT)" "$out/tests.log" | tee -a "$summary"
@@ -77,7 +80,7 @@ EOF
                 $C run --iters 3 --warmup 1 -q "$g" 2>&1 | grep -E "SUMMARY|Program hit|Invalid|error" | head -20
         done >"$out/sanitize.log" 2>&1
         for tool in racecheck synccheck; do
-            for g in graphs/pdl_chain.yaml graphs/fork_join.yaml graphs/decode_chain.yaml; do
+            for g in graphs/*.yaml; do
                 echo "### $tool $g"
                 timeout 120 "$cs" --tool $tool --error-exitcode 9 \
                     $C run --iters 2 --warmup 1 -q "$g" 2>&1 | grep -E "SUMMARY|Program hit|hazard|Race|Barrier|error" | head -20
