@@ -153,6 +153,24 @@ static void cli_check_good_and_bad_files(void **state)
     assert_non_null(strstr(r->err, "error: buffer 'spare' is never used"));
 }
 
+static void cli_control_bytes_are_not_sent_to_the_terminal(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cudag-cli-esc-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    /* An escape sequence in a name would retitle the terminal if echoed. */
+    const char text[] = "cudag: 1\nvars:\n  \"a\\e]0;pwned\\a\": 1\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    result *r = RUN("check", path);
+    unlink(path);
+    assert_int_equal(r->status, 1);
+    assert_null(strchr(r->err, '\033'));
+    assert_null(strchr(r->err, '\a'));
+    assert_non_null(strstr(r->err, "\\x1b]0;pwned\\x07"));
+}
+
 static void cli_defines_change_the_graph(void **state)
 {
     (void)state;
@@ -262,6 +280,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cli_version_help_and_usage),
         cmocka_unit_test(cli_check_good_and_bad_files),
+        cmocka_unit_test(cli_control_bytes_are_not_sent_to_the_terminal),
         cmocka_unit_test(cli_defines_change_the_graph),
         cmocka_unit_test(cli_plan_text),
         cmocka_unit_test(cli_dot_output_and_render),

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,20 @@ cudag_options cli_options(cli *c)
     return o;
 }
 
+/* Writes n bytes of s with control bytes (an ESC sequence in a hostile file
+ * could retitle or reprogram the terminal) shown as \xNN instead; tabs
+ * stay, so carets still line up. */
+static void put_safe(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
 /* Prints line `line` of `file` and a caret under column `col`.  The file is
  * read again only when it changes from one diagnostic to the next. */
 static void print_source_line(const char *file, int line, int col)
@@ -210,7 +225,9 @@ static void print_source_line(const char *file, int line, int col)
     int n = e ? (int)(e - p) : (int)(text + len - p);
     if (n > 400)
         return;
-    fprintf(stderr, " %5d | %.*s\n       | ", line, n, p);
+    fprintf(stderr, " %5d | ", line);
+    put_safe(stderr, p, (size_t)n);
+    fputs("\n       | ", stderr);
     /* Tabs stay tabs so the caret lines up under them. */
     for (int i = 1; i < col && i <= n; i++)
         fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);
@@ -231,13 +248,18 @@ static void print_one(cli *c, const cudag_error *e)
                                                            : "note:";
         char *at = strstr(buf, w);
         if (at) {
-            fprintf(stderr, "\033[1m%.*s\033[0m%s%s\033[0m%s\n",
-                    (int)(at - buf), buf, col, w, at + strlen(w));
+            fputs("\033[1m", stderr);
+            put_safe(stderr, buf, (size_t)(at - buf));
+            fprintf(stderr, "\033[0m%s%s\033[0m", col, w);
+            put_safe(stderr, at + strlen(w), SIZE_MAX);
+            fputc('\n', stderr);
         } else {
-            fprintf(stderr, "%s\n", buf);
+            put_safe(stderr, buf, SIZE_MAX);
+            fputc('\n', stderr);
         }
     } else {
-        fprintf(stderr, "%s\n", buf);
+        put_safe(stderr, buf, SIZE_MAX);
+        fputc('\n', stderr);
     }
     print_source_line(e->file, e->line, e->column);
 }
