@@ -16,6 +16,18 @@
 #include "util.cuh"
 
 #define KERNEL extern "C" __global__ void __launch_bounds__(1024)
+/* The bulk row kernels are latency bound per block (copy, reduce, write):
+ * their 26 KiB arena is sized so that 8 blocks of 256 threads share an SM,
+ * and 32 registers per thread (2 blocks of 1024) keeps the register file
+ * from halving that.  LayerNorm and the fused kernel in bf16 chose 42-46
+ * registers unbounded (4-5 blocks/SM); bounded, ptxas spills at most one
+ * word (the stage parity, read once per stage).  Measured in
+ * docs/kernels.md. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define KERNEL_ROWS extern "C" __global__ void __launch_bounds__(1024, 2)
+#else
+#define KERNEL_ROWS KERNEL /* sm_80 runs the _vec body: no arena to fill */
+#endif
 
 /* --- Pointwise ------------------------------------------------------------ */
 
@@ -64,7 +76,7 @@ DEF_POINTWISE(bf16, bf16, pw_vec, _vec)
 
 /* --- Rows ----------------------------------------------------------------- */
 
-#define DEF_ROWS(T, ty, impl, sfx)                                             \
+#define DEF_ROWS(T, ty, impl, sfx, KERNEL)                                     \
     KERNEL rowsum_##ty##sfx(const T *x, T *y, int rows, int cols)              \
     {                                                                          \
         impl<T, RK_SUM>(RowArgs<T>{x, nullptr, nullptr, nullptr, y, rows, cols, 0.0f}); \
@@ -94,10 +106,10 @@ DEF_POINTWISE(bf16, bf16, pw_vec, _vec)
         impl<T, RK_FUSED>(RowArgs<T>{x, gamma, bias, r, y, rows, cols, eps});  \
     }
 
-DEF_ROWS(float, f32, rows_bulk, )
-DEF_ROWS(float, f32, rows_vec, _vec)
-DEF_ROWS(bf16, bf16, rows_bulk, )
-DEF_ROWS(bf16, bf16, rows_vec, _vec)
+DEF_ROWS(float, f32, rows_bulk, , KERNEL_ROWS)
+DEF_ROWS(float, f32, rows_vec, _vec, KERNEL)
+DEF_ROWS(bf16, bf16, rows_bulk, , KERNEL_ROWS)
+DEF_ROWS(bf16, bf16, rows_vec, _vec, KERNEL)
 
 /* --- Utilities ------------------------------------------------------------ */
 

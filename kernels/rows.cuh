@@ -210,6 +210,56 @@ __device__ __forceinline__ void row_edges(const T *xr, int h, int nch, int cols,
         f(i, tof(xr[i]));
 }
 
+/* The output pass of a normalization: y[i] = f(x[i], w[0][i], ..., w[NV-1][i])
+ * for every interior chunk of the row, w being weight rows or the residual.
+ *
+ * Whether w[k] + i0 and y + i0 are 16-byte aligned is the same for every
+ * chunk of a row (i0 - h is a multiple of 16 bytes), so it is decided once,
+ * outside the pass.  Deciding it per chunk (ld_any / st_any) made ptxas
+ * if-convert both the vector and the element-wise load of every weight: all
+ * of those registers were live at once, 50-51 registers for LayerNorm and
+ * the fused kernel in bf16, and 4 blocks of 256 threads per SM instead of 8.
+ * The unaligned path works element by element, each store before the next
+ * element's loads (y may alias the inputs), so it stays small as well. */
+template <typename T, int NV, class Src, class F>
+__device__ __forceinline__ void out_pass(Src &src, int h, const T *const (&w)[NV], T *yr,
+                                         F f)
+{
+    constexpr int V = Chunk<T>::N;
+    bool al = aligned16(yr + h);
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        al = al && aligned16(w[k] + h);
+    if (al) {
+        src.pass([&](int i0, const float(&v)[V]) {
+            float wv[NV][V], o[V];
+#pragma unroll
+            for (int k = 0; k < NV; ++k)
+                ld16(w[k] + i0, wv[k]);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                float we[NV];
+#pragma unroll
+                for (int k = 0; k < NV; ++k)
+                    we[k] = wv[k][e];
+                o[e] = f(v[e], we);
+            }
+            st16(yr + i0, o);
+        });
+    } else {
+        src.pass([&](int i0, const float(&v)[V]) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                float we[NV];
+#pragma unroll
+                for (int k = 0; k < NV; ++k)
+                    we[k] = tof(w[k][i0 + e]);
+                yr[i0 + e] = fromf<T>(f(v[e], we));
+            }
+        });
+    }
+}
+
 /* --- One row ------------------------------------------------------------- */
 
 struct RowScratch {
@@ -268,15 +318,9 @@ __device__ __forceinline__ void row_body(const RowArgs<T> &a, Src &src, int row,
         } else {
             const T *b = w[1];
             const T *rr = a.r + (long long)row * cols;
-            src.pass([&](int i0, const float(&v)[V]) {
-                float gv[V], bv[V], rv[V], o[V];
-                ld_any(g + i0, gv);
-                ld_any(b + i0, bv);
-                ld_any(rr + i0, rv);
-#pragma unroll
-                for (int k = 0; k < V; ++k)
-                    o[k] = rv[k] + gelu_tanh(fmaf(v[k] * rs, gv[k], bv[k]));
-                st_any(yr + i0, o);
+            const T *const wr[3] = {g, b, rr};
+            out_pass(src, h, wr, yr, [&](float v, const float(&q)[3]) {
+                return q[2] + gelu_tanh(fmaf(v * rs, q[0], q[1]));
             });
             row_edges(xr, h, nch, cols, [&](int i, float v) {
                 yr[i] = fromf<T>(tof(rr[i]) +
@@ -332,14 +376,9 @@ __device__ __forceinline__ void row_body(const RowArgs<T> &a, Src &src, int row,
         const float rstd = rsqrtf(var + a.eps);
         wait_w();
         const T *g = w[0], *b = w[1];
-        src.pass([&](int i0, const float(&v)[V]) {
-            float gv[V], bv[V], o[V];
-            ld_any(g + i0, gv);
-            ld_any(b + i0, bv);
-#pragma unroll
-            for (int k = 0; k < V; ++k)
-                o[k] = fmaf((v[k] - mean) * rstd, gv[k], bv[k]);
-            st_any(yr + i0, o);
+        const T *const wl[2] = {g, b};
+        out_pass(src, h, wl, yr, [&](float v, const float(&q)[2]) {
+            return fmaf((v - mean) * rstd, q[0], q[1]);
         });
         row_edges(xr, h, nch, cols, [&](int i, float v) {
             yr[i] = fromf<T>(fmaf((v - mean) * rstd, tof(g[i]), tof(b[i])));

@@ -256,13 +256,15 @@ static void check_buffers(ctx *c)
                  "than 64 TiB",
                  b->name, (unsigned long long)b->count, tn);
         const cudag_init *in = &b->init;
+        /* At the init value when the file says where it is. */
+        cudag__pos ipos = b->init_pos.line ? b->init_pos : b->pos;
         if (in->kind == CUDAG_INIT_RANDOM && !(in->lo == 0 && in->hi == 0)) {
             if (!isfinite(in->lo) || !isfinite(in->hi))
-                fail(c, CUDAG_ERANGE, b->pos,
+                fail(c, CUDAG_ERANGE, ipos,
                      "buffer '%s': random range [%s, %s) must be finite",
                      b->name, fmt_num(n1, in->lo), fmt_num(n2, in->hi));
             else if (!(in->lo < in->hi))
-                fail(c, CUDAG_ERANGE, b->pos,
+                fail(c, CUDAG_ERANGE, ipos,
                      "buffer '%s': random range [%s, %s) is empty (lo must "
                      "be less than hi)",
                      b->name, fmt_num(n1, in->lo), fmt_num(n2, in->hi));
@@ -271,12 +273,12 @@ static void check_buffers(ctx *c)
              * but not a value the element type cannot hold. */
             fit f = value_fits(b->type, in->value, false);
             if (f == FIT_NOT_INTEGER)
-                fail(c, CUDAG_ERANGE, b->pos,
+                fail(c, CUDAG_ERANGE, ipos,
                      "buffer '%s': init value %s is not an integer (the "
                      "buffer is %s)",
                      b->name, fmt_num(n1, in->value), tn);
             else if (f == FIT_RANGE)
-                fail(c, CUDAG_ERANGE, b->pos,
+                fail(c, CUDAG_ERANGE, ipos,
                      "buffer '%s': init value %s is out of range for %s",
                      b->name, fmt_num(n1, in->value), tn);
         }

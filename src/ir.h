@@ -72,6 +72,7 @@ typedef struct cudag__buffer {
     cudag_init init;
     cudag__pos pos;
     cudag__pos count_pos;
+    cudag__pos init_pos;        /* of `init` (or `range`), where written */
     uint64_t bound;             /* host program's CUdeviceptr, 0 = allocate */
     uint32_t uses;              /* set by the checker */
 } cudag__buffer;

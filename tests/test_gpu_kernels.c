@@ -411,13 +411,18 @@ static const unsigned row_launch[][2] = {
     {0, 256}, {7, 33}, {64, 1024}, {0, 128}, {3, 96}, {0, 1},
 };
 
+/* Offsets (elements) of x, y and the first weight: ox, oy, ow.  The second
+ * weight sits at ow + wsep and the fused kernel's residual at oy + wsep, so
+ * wsep 0 lines every weight up with the row (the kernels' 16-byte weight
+ * path) and wsep 1 never does (their element-wise path). */
 static void row_case(rowop op, dtype t, int vec, int rows, int cols, unsigned ox,
-                     unsigned oy, unsigned ow, unsigned grid, unsigned block, int inplace)
+                     unsigned oy, unsigned ow, unsigned wsep, unsigned grid,
+                     unsigned block, int inplace)
 {
     char name[64], what[200];
     snprintf(name, sizeof name, "%s_%s%s", row_names[op], tname(t), vec ? "_vec" : "");
-    snprintf(what, sizeof what, "%s rows=%d cols=%d off=%u,%u,%u grid=%u block=%u%s", name,
-             rows, cols, ox, oy, ow, grid, block, inplace ? " in-place" : "");
+    snprintf(what, sizeof what, "%s rows=%d cols=%d off=%u,%u,%u+%u grid=%u block=%u%s",
+             name, rows, cols, ox, oy, ow, wsep, grid, block, inplace ? " in-place" : "");
     const size_t n = (size_t)rows * (size_t)cols;
     const double lo = op == R_SOFTMAX ? -4.0 : -1.0;
     const int nw = op == R_RMS ? 1 : (op == R_LN || op == R_FUSED) ? 2 : 0;
@@ -428,9 +433,9 @@ static void row_case(rowop op, dtype t, int vec, int rows, int cols, unsigned ox
     /* LayerNorm gets an offset mean, which a naive E[x^2]-E[x]^2 would lose. */
     arr_make(&x, t, n, ox, op == R_LN ? 2.0 : lo, op == R_LN ? 4.0 : -lo);
     for (int k = 0; k < nw; ++k)
-        arr_make(&w[k], t, (size_t)cols, (ow + (unsigned)k) % 4, -1.0, 1.0);
+        arr_make(&w[k], t, (size_t)cols, (ow + (unsigned)k * wsep) % 4, -1.0, 1.0);
     if (op == R_FUSED)
-        arr_make(&r, t, n, (oy + 1) % 4, -1.0, 1.0);
+        arr_make(&r, t, n, (oy + wsep) % 4, -1.0, 1.0);
     if (!inplace)
         arr_make(&y, t, rowout ? (size_t)rows : n, oy, 0, 0);
     arr *out = inplace ? &x : &y;
@@ -546,12 +551,16 @@ static void rows_all(dtype t, int vec)
                 block = 64;
             if (block == 33 && cols > 8192)
                 block = 256;
-            row_case((rowop)op, t, vec, rows, cols, k % 4, (k / 4) % 4, (k / 2) % 4, grid,
-                     block, 0);
+            row_case((rowop)op, t, vec, rows, cols, k % 4, (k / 4) % 4, (k / 2) % 4,
+                     (k / 8) % 2, grid, block, 0);
         }
         if (op >= R_RMS) {
-            row_case((rowop)op, t, vec, 9, 4096, 0, 0, 0, 0, 256, 1);
-            row_case((rowop)op, t, vec, 3, quick ? 12345 : 40000, 1, 1, 1, 2, 256, 1);
+            /* Every pointer congruent with the row: the 16-byte weight
+             * path, with and without a head, in place and not. */
+            row_case((rowop)op, t, vec, 9, 4096, 0, 0, 0, 0, 0, 256, 1);
+            row_case((rowop)op, t, vec, 3, quick ? 12345 : 40000, 1, 1, 1, 0, 2, 256, 1);
+            row_case((rowop)op, t, vec, 33, 1000, 3, 3, 3, 0, 5, 128, 0);
+            row_case((rowop)op, t, vec, 7, 4099, 2, 2, 2, 0, 0, 256, 0);
         }
     }
 }

@@ -13,12 +13,19 @@
  *
  * usage: bench_kernels [--out FILE.json] [--max-mib N] [--quick]
  *                      [--kernels DIR] [--grid all|default] [--chain-only]
+ *                      [--only REGEX] [--sizes MIB,...] [--profile N]
  * DIR defaults to $CUDAG_KERNELS_DIR, then build/kernels.  Grids: pointwise
  * kernels get one tile per block (bulk: 8 KiB per input; _vec: two 16-byte
  * chunks per thread), row kernels one block per row, 256 threads; `all` adds
  * a persistent grid (blocks/SM x SMs) at 256 MiB.  --chain-only runs just the
- * decode chain (for profiling it). */
+ * decode chain (for profiling it).  --only keeps the kernels whose names match
+ * the POSIX extended REGEX and skips the decode chain; --sizes replaces the
+ * input sizes (1,4,16,64,256,1024); long rows run when 256 is among them.
+ * --profile N launches each selected kernel N times per size and times
+ * nothing (no copy, chain or JSON): for `ncu -k regex:...`, which then sees
+ * exactly N launches of each, one input set, every launch the same. */
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,8 +367,9 @@ int main(int argc, char **argv)
     const char *out = "bench_kernels.json";
     const char *dir = getenv("CUDAG_KERNELS_DIR");
     const char *gridpol = "all";
-    int chain_only = 0;
+    int chain_only = 0, profile = 0;
     double max_mib = 1024;
+    const char *only = NULL, *sizes = NULL;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out = argv[++i];
@@ -375,11 +383,42 @@ int main(int argc, char **argv)
             quick = 1;
         else if (!strcmp(argv[i], "--chain-only"))
             chain_only = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+            sizes = argv[++i];
+        else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+            profile = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: %s [--out FILE.json] [--max-mib N] [--quick] "
-                            "[--kernels DIR] [--grid all|default] [--chain-only]\n", argv[0]);
+                            "[--kernels DIR] [--grid all|default] [--chain-only] "
+                            "[--only REGEX] [--sizes MIB,...] [--profile N]\n", argv[0]);
             return 2;
         }
+    }
+    regex_t only_re;
+    if (only && regcomp(&only_re, only, REG_EXTENDED | REG_NOSUB) != 0) {
+        fprintf(stderr, "bench_kernels: bad --only regex: %s\n", only);
+        return 2;
+    }
+    double mibs[8] = {1, 4, 16, 64, 256, 1024};
+    size_t nm = 6;
+    if (sizes) {
+        nm = 0;
+        for (const char *c = sizes; *c;) {
+            char *end;
+            double v = strtod(c, &end);
+            if (end == c || v <= 0 || nm == sizeof mibs / sizeof mibs[0] ||
+                (*end && *end != ',')) {
+                fprintf(stderr, "bench_kernels: bad --sizes: %s (at most 8 sizes)\n", sizes);
+                return 2;
+            }
+            mibs[nm++] = v;
+            c = *end ? end + 1 : end;
+        }
+        max_mib = 0;
+        for (size_t m = 0; m < nm; ++m)
+            max_mib = mibs[m] > max_mib ? mibs[m] : max_mib;
     }
     char why[1024];
     if (kh_open(&K, why, sizeof why)) {
@@ -399,7 +438,18 @@ int main(int argc, char **argv)
 
     if (chain_only)
         max_mib = 0;
-    const size_t maxb = (size_t)(max_mib * 1048576.0);
+    const size_t l2 = (size_t)K.l2_bytes;
+    /* Each buffer holds the largest size, and every size's rotation of
+     * ceil(4 x L2 / size) sets where that fits within --max-mib (--sizes:
+     * always; one set when profiling, since ncu flushes the caches itself). */
+    size_t maxb = (size_t)(max_mib * 1048576.0);
+    if (sizes) {
+        for (size_t m = 0; m < nm; ++m) {
+            const size_t S = (size_t)(mibs[m] * 1048576.0);
+            const size_t need = profile ? S : S * ((4 * l2 + S - 1) / S);
+            maxb = need > maxb ? need : maxb;
+        }
+    }
     CUdeviceptr X = 0, Z = 0, Y = 0, W = 0;
     if (!chain_only) {
         CK(K.api.cuMemAlloc(&X, maxb));
@@ -407,15 +457,13 @@ int main(int argc, char **argv)
         CK(K.api.cuMemAlloc(&Y, maxb));
         CK(K.api.cuMemAlloc(&W, 4u << 20));
     }
-    static const double mibs[] = {1, 4, 16, 64, 256, 1024};
-    const size_t nm = sizeof mibs / sizeof mibs[0];
-    const size_t l2 = (size_t)K.l2_bytes;
 
     /* Copy bandwidth at every size, before and after the kernels: the
      * higher of the two is the reference (a kernel at "100 %" then matches
      * the better copy, never a throttled one). */
     double copy_gbps[8] = {0}, copy_before[8] = {0}, copy_after[8] = {0};
-    measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_before);
+    if (!profile)
+        measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_before);
     for (size_t m = 0; m < nm; ++m)
         copy_gbps[m] = copy_before[m];
 
@@ -432,6 +480,8 @@ int main(int argc, char **argv)
                 char name[64];
                 snprintf(name, sizeof name, "%s_%s%s", p->name, bf ? "bf16" : "f32",
                          var ? "_vec" : "");
+                if (only && regexec(&only_re, name, 0, NULL, 0) != 0)
+                    continue;
                 CUfunction f;
                 CK(K.api.cuModuleGetFunction(&f, K.mod, name));
                 for (size_t m = 0; m < nm && mibs[m] <= max_mib; ++m) {
@@ -456,6 +506,8 @@ int main(int argc, char **argv)
                         j.nsets = (int)((4 * l2 + S - 1) / S);
                         if ((size_t)j.nsets * S > maxb)
                             j.nsets = (int)(maxb / S);
+                        if (profile)
+                            j.nsets = 1;
                         if (p->rows && !gpi) {
                             j.grid = (unsigned)j.rows;
                         } else if (!gpi) {
@@ -469,6 +521,14 @@ int main(int argc, char **argv)
                             int occ = 0;
                             CK(K.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, 256, 0));
                             j.grid = (unsigned)(occ * K.sms);
+                        }
+                        if (profile) {
+                            for (int k = 0; k < profile; ++k)
+                                CK(job_launch(&j, 0));
+                            CK(K.api.cuStreamSynchronize(K.stream));
+                            printf("# %s %g MiB: %d launch(es), grid %u x %u\n", name,
+                                   mibs[m], profile, j.grid, j.block);
+                            continue;
                         }
                         double us = time_job(&j, 0);
                         double bytes = (double)S * (p->nread + (p->rowout ? 0 : 1));
@@ -496,7 +556,10 @@ int main(int argc, char **argv)
                     }
                 }
                 /* Long rows (the streaming path) for the row kernels at 256 MiB. */
-                if (p->rows && !p->rowout && max_mib >= 256) {
+                int has256 = 0;
+                for (size_t m = 0; m < nm; ++m)
+                    has256 |= mibs[m] == 256 && mibs[m] <= max_mib;
+                if (p->rows && !p->rowout && has256 && maxb >= (256u << 20) && !profile) {
                     static const int long_cols[] = {16384, 65536};
                     for (int c = 0; c < 2; ++c) {
                         const size_t S = 256u << 20;
@@ -525,6 +588,16 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (profile) {
+        CK(K.api.cuMemFree(X));
+        CK(K.api.cuMemFree(Z));
+        CK(K.api.cuMemFree(Y));
+        CK(K.api.cuMemFree(W));
+        if (only)
+            regfree(&only_re);
+        kh_close(&K);
+        return 0;
+    }
     if (!chain_only) {
         measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_after);
         for (size_t i = 0; i < nresults; ++i) {
@@ -542,17 +615,21 @@ int main(int argc, char **argv)
         CK(K.api.cuMemFree(W));
     }
 
+    /* --only skips the decode chain (its kernels are not the selected ones). */
     chain_result ch;
-    for (int fu = 0; fu < 2; ++fu)
+    memset(&ch, 0, sizeof ch);
+    for (int fu = 0; fu < 2 && !only; ++fu)
         for (int v = 0; v < 2; ++v)
             for (int pd = 0; pd < 2; ++pd)
                 ch.us[fu][v][pd] = chain(K.mod, fu, pd, v, 8, 64, 4096);
-    printf("# decode chain 8 x (rmsnorm -> bias_gelu -> residual_add), 64 x 4096 bf16, per "
-           "replay:\n#   full edges %.2f us, programmatic %.2f us (%.2fx); fused: full %.2f "
-           "us, programmatic %.2f us\n#   _vec kernels: full %.2f us, programmatic %.2f us; "
-           "fused full %.2f us, programmatic %.2f us\n",
-           ch.us[0][0][0], ch.us[0][0][1], ch.us[0][0][0] / ch.us[0][0][1], ch.us[1][0][0],
-           ch.us[1][0][1], ch.us[0][1][0], ch.us[0][1][1], ch.us[1][1][0], ch.us[1][1][1]);
+    if (!only)
+        printf("# decode chain 8 x (rmsnorm -> bias_gelu -> residual_add), 64 x 4096 bf16, "
+               "per replay:\n#   full edges %.2f us, programmatic %.2f us (%.2fx); fused: "
+               "full %.2f us, programmatic %.2f us\n#   _vec kernels: full %.2f us, "
+               "programmatic %.2f us; fused full %.2f us, programmatic %.2f us\n",
+               ch.us[0][0][0], ch.us[0][0][1], ch.us[0][0][0] / ch.us[0][0][1],
+               ch.us[1][0][0], ch.us[1][0][1], ch.us[0][1][0], ch.us[0][1][1],
+               ch.us[1][1][0], ch.us[1][1][1]);
 
     FILE *f = fopen(out, "w");
     if (!f) {
@@ -565,14 +642,17 @@ int main(int argc, char **argv)
     for (size_t m = 0; m < nm && mibs[m] <= max_mib; ++m)
         fprintf(f, "%s{\"mib\": %g, \"gbps\": %.2f, \"before\": %.2f, \"after\": %.2f}",
                 m ? ", " : "", mibs[m], copy_gbps[m], copy_before[m], copy_after[m]);
-    fprintf(f, "],\n  \"decode_chain\": {\"layers\": 8, \"T\": 64, \"H\": 4096, "
-               "\"type\": \"bf16\", \"method\": \"stream capture\", "
-               "\"us_full\": %.3f, \"us_pdl\": %.3f, \"us_fused_full\": %.3f, "
-               "\"us_fused_pdl\": %.3f, \"us_vec_full\": %.3f, \"us_vec_pdl\": %.3f, "
-               "\"us_fused_vec_full\": %.3f, \"us_fused_vec_pdl\": %.3f},\n"
-               "  \"kernels\": [\n",
-            ch.us[0][0][0], ch.us[0][0][1], ch.us[1][0][0], ch.us[1][0][1], ch.us[0][1][0],
-            ch.us[0][1][1], ch.us[1][1][0], ch.us[1][1][1]);
+    if (only)
+        fprintf(f, "],\n  \"decode_chain\": null,\n  \"kernels\": [\n");
+    else
+        fprintf(f, "],\n  \"decode_chain\": {\"layers\": 8, \"T\": 64, \"H\": 4096, "
+                   "\"type\": \"bf16\", \"method\": \"stream capture\", "
+                   "\"us_full\": %.3f, \"us_pdl\": %.3f, \"us_fused_full\": %.3f, "
+                   "\"us_fused_pdl\": %.3f, \"us_vec_full\": %.3f, \"us_vec_pdl\": %.3f, "
+                   "\"us_fused_vec_full\": %.3f, \"us_fused_vec_pdl\": %.3f},\n"
+                   "  \"kernels\": [\n",
+                ch.us[0][0][0], ch.us[0][0][1], ch.us[1][0][0], ch.us[1][0][1],
+                ch.us[0][1][0], ch.us[0][1][1], ch.us[1][1][0], ch.us[1][1][1]);
     for (size_t i = 0; i < nresults; ++i) {
         const result *r = &results[i];
         fprintf(f, "    {\"kernel\": \"%s\", \"op\": \"%s\", \"type\": \"%s\", "
@@ -586,6 +666,8 @@ int main(int argc, char **argv)
     fprintf(f, "  ]\n}\n");
     fclose(f);
     free(results);
+    if (only)
+        regfree(&only_re);
     kh_close(&K);
     return 0;
 }

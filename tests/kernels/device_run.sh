@@ -7,7 +7,14 @@
 # usage: tests/kernels/device_run.sh OUTDIR STEP...
 #   STEPs: test (GPU test + CPU check incl. SASS), bench, benchquick, torch,
 #          torchquick, san (compute-sanitizer memcheck, racecheck, synccheck),
-#          ncu (Nsight Compute on the decode chain's row kernels)
+#          ncu (Nsight Compute on the decode chain's row kernels),
+#          benchsel (the kernels that missed a target, 64/256/1024 MiB and
+#          long rows; bench_sel.{log,json}, bench_old.json),
+#          ncusel (Nsight Compute on those at 64 MiB; ncu_sel.{ncu-rep,csv,txt})
+#   With CUDAG_KERNELS_OLD=DIR (a folder holding an earlier build's
+#   cudag_kernels.fatbin) benchsel and ncusel also measure OLD_SEL from it in
+#   the same run, for a before/after comparison.  SEL, NCU_SEL, OLD_SEL and
+#   NCU_OLD_SEL are kernel-name regexes (bench_kernels --only, ncu -k regex:).
 # The test and benchmark need only cuda.h, CMocka and libdl: when the library
 # (someone else's files, maybe mid-edit) does not build, they are compiled
 # directly instead.
@@ -39,6 +46,33 @@ if ! ninja -C $b tests/test_gpu_kernels tools/bench_kernels >>"$out/build.log" 2
 fi
 export CUDAG_KERNELS_DIR=$b/kernels
 export PYTHONUNBUFFERED=1
+old=${CUDAG_KERNELS_OLD:-}
+sel=${SEL:-'^((bias_gelu|rmsnorm|layernorm|softmax|rmsnorm_bias_gelu_residual)_bf16|(layernorm|rmsnorm_bias_gelu_residual)_f32)(_vec)?$'}
+ncusel=${NCU_SEL:-'^(copy|bias_gelu|rmsnorm|layernorm|softmax|rmsnorm_bias_gelu_residual)_bf16(_vec)?$'}
+oldsel=${OLD_SEL:-'^(layernorm|rmsnorm_bias_gelu_residual)_(bf16|f32)(_vec)?$'}
+ncuold=${NCU_OLD_SEL:-'^(layernorm|rmsnorm_bias_gelu_residual)_bf16(_vec)?$'}
+# Nsight Compute over bench_kernels --profile: REPORT DIR REGEX LAUNCHES
+# TIMEOUT.  Retried once without the extra metrics if no report came out (an
+# ncu that names them differently refuses the whole run).
+ncu_profile() {
+    for extra in "--metrics dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum" ""; do
+        # shellcheck disable=SC2086
+        timeout "$5" ncu --clock-control none --section SpeedOfLight \
+            --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+            --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis \
+            $extra -k "regex:$3" -c 64 -f -o "$1" $b/tools/bench_kernels --kernels "$2" \
+            --only "$3" --sizes 64 --grid default --profile "$4"
+        echo "ncu exit $? (extra metrics: ${extra:-none})"
+        [ -s "$1.ncu-rep" ] && return 0
+    done
+    return 1
+}
+# Appends REPORT's raw page (CSV, base units) to CSV and details to TXT.
+ncu_export() {
+    { ncu -i "$1.ncu-rep" --page raw --csv --print-units base ||
+        ncu -i "$1.ncu-rep" --page raw --csv; } >>"$2" 2>>"$3"
+    ncu -i "$1.ncu-rep" --page details >>"$3" 2>&1
+}
 for step in "$@"; do
     case $step in
     test)
@@ -80,6 +114,38 @@ for step in "$@"; do
         echo "ncu exit $?"
         grep -E "^  [a-z_0-9]+\(|Duration|Memory Throughput|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued" \
             "$out/ncu.log" | head -40
+        ;;
+    benchsel)
+        timeout 120 $b/tools/bench_kernels --only "$sel" --sizes 64,256,1024 --grid default \
+            --out "$out/bench_sel.json" >"$out/bench_sel.log" 2>&1
+        echo "bench_kernels (new) exit $?"
+        if [ -n "$old" ]; then
+            echo "# old: $old" >>"$out/bench_sel.log"
+            timeout 60 $b/tools/bench_kernels --kernels "$old" --only "$oldsel" \
+                --sizes 64,256,1024 --grid default --out "$out/bench_old.json" \
+                >>"$out/bench_sel.log" 2>&1
+            echo "bench_kernels (old) exit $?"
+        fi
+        [ -s "$out/bench_sel.json" ] &&
+            python3 tests/kernels/bench_sel.py "$out/bench_sel.json" \
+                "$([ -s "$out/bench_old.json" ] && echo "$out/bench_old.json")"
+        grep -v "^#\|GB/s" "$out/bench_sel.log" | head -5
+        ;;
+    ncusel)
+        : >"$out/ncu_sel.csv"
+        ncu_profile "$out/ncu_sel" $b/kernels "$ncusel" 2 150 >"$out/ncu_sel.txt" 2>&1
+        tail -2 "$out/ncu_sel.txt"
+        [ -s "$out/ncu_sel.ncu-rep" ] && ncu_export "$out/ncu_sel" "$out/ncu_sel.csv" "$out/ncu_sel.txt"
+        if [ -n "$old" ]; then
+            ncu_profile /tmp/ncu_old "$old" "$ncuold" 1 60 >>"$out/ncu_sel.txt" 2>&1
+            tail -1 "$out/ncu_sel.txt"
+            if [ -s /tmp/ncu_old.ncu-rep ]; then
+                echo "# label: old" >>"$out/ncu_sel.csv"
+                echo "==== old build ($old) ====" >>"$out/ncu_sel.txt"
+                ncu_export /tmp/ncu_old "$out/ncu_sel.csv" "$out/ncu_sel.txt"
+            fi
+        fi
+        python3 tests/kernels/ncu_summary.py "$out/ncu_sel.csv"
         ;;
     san)
         timeout 200 tools/sanitize_kernels.sh $b >"$out/san.log" 2>&1
