@@ -16,13 +16,13 @@
 #include "util.cuh"
 
 #define KERNEL extern "C" __global__ void __launch_bounds__(1024)
-/* The bulk row kernels are latency bound per block (copy, reduce, write):
- * their 26 KiB arena is sized so that 8 blocks of 256 threads share an SM,
- * and 32 registers per thread (2 blocks of 1024) keeps the register file
- * from halving that.  LayerNorm and the fused kernel in bf16 chose 42-46
- * registers unbounded (4-5 blocks/SM); bounded, ptxas spills at most one
- * word (the stage parity, read once per stage).  Measured in
- * docs/kernels.md. */
+/* The bf16 bulk row kernels: their 26 KiB arena is sized so that 8 blocks
+ * of 256 threads share an SM, and 32 registers per thread (2 blocks of
+ * 1024) keeps the register file from halving that.  LayerNorm and the fused
+ * kernel chose 42-46 registers unbounded (4 blocks/SM); bounded, ptxas
+ * spills a word or two, reloaded a few times per row, and they move 18 and
+ * 23 % more bytes/s (H200, docs/kernels.md).  The f32 row kernels fit 32
+ * registers by themselves; the bound would only reschedule them. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define KERNEL_ROWS extern "C" __global__ void __launch_bounds__(1024, 2)
 #else
@@ -106,7 +106,7 @@ DEF_POINTWISE(bf16, bf16, pw_vec, _vec)
         impl<T, RK_FUSED>(RowArgs<T>{x, gamma, bias, r, y, rows, cols, eps});  \
     }
 
-DEF_ROWS(float, f32, rows_bulk, , KERNEL_ROWS)
+DEF_ROWS(float, f32, rows_bulk, , KERNEL)
 DEF_ROWS(float, f32, rows_vec, _vec, KERNEL)
 DEF_ROWS(bf16, bf16, rows_bulk, , KERNEL_ROWS)
 DEF_ROWS(bf16, bf16, rows_vec, _vec, KERNEL)
