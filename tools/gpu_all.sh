@@ -13,6 +13,7 @@
 #     soak      tools/soak: 1 000 000 replays per graph and mode
 #     bench     cudag bench and tools/handbuilt on generated topologies,
 #               N = 100 … 100 000, and the decode chains
+#     decode    cudag bench on the kernel-library graphs only
 #     nvtx      cudag bench --nvtx on one graph
 #     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
 #
@@ -38,6 +39,24 @@ say() { echo "$*" | tee -a "$summary"; }
     exit 1
 }
 say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  date: $(date -u +%F)"
+
+# The kernel-library graphs through cudag bench, with the bulk kernels as
+# shipped and with their _vec variants.
+decode_benches() {
+    G=/tmp/gen
+    mkdir -p $G
+    for g in decode_chain decode_chain_fused pdl_deep_chain norms_forkjoin; do
+        sed 's/\(rmsnorm_bias_gelu_residual_bf16\|rmsnorm_bf16\|bias_gelu_bf16\|residual_add_bf16\)\b/\1_vec/' \
+            graphs/$g.yaml >$G/${g}_vec.yaml
+        for f in graphs/$g.yaml $G/${g}_vec.yaml; do
+            name=$(basename $f .yaml)
+            echo "{\"case\": \"$name\", \"cudag\": $(timeout 120 $C bench --json -I graphs \
+                --iters 500 --warmup 50 $f 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
+            echo >>"$out/bench.jsonl"
+            $C bench -I graphs --iters 500 --warmup 50 $f >>"$out/bench.log" 2>&1
+        done
+    done
+}
 
 for step in "$@"; do
     case $step in
@@ -91,8 +110,12 @@ EOF
         # expected CUDA_ERROR_INVALID_VALUE per kernel is an API report, not
         # a memory error.  Anything else is a finding.
         say "sanitizer runs: $(grep -c '^###' "$out/sanitize.log"), API reports from the parameter-count probe: $(grep -c 'cuFuncGetParamInfo' "$out/sanitize.log")"
-        say "sanitizer findings other than the probe: $(grep -E 'Program hit|Invalid|hazard|Race|Barrier|Uninitialized' "$out/sanitize.log" | grep -vc cuFuncGetParamInfo)"
-        grep -E 'Program hit|Invalid|hazard|Race|Barrier' "$out/sanitize.log" | grep -v cuFuncGetParamInfo | head >>"$summary"
+        findings() {
+            grep -E 'Program hit|Invalid|hazard|Race|Barrier|Uninitialized' "$out/sanitize.log" |
+                grep -v -e cuFuncGetParamInfo -e ' 0 hazards displayed'
+        }
+        say "sanitizer findings other than the probe: $(findings | wc -l)"
+        findings | head >>"$summary"
         ;;
     soak)
         timeout 300 $b/tools/soak --replays 1000000 --block 10000 \
@@ -133,17 +156,7 @@ EOF
             one forkjoin_tiny_$n $n forkjoin tiny --branches 8
         done
         one chain_lib_1000 1000 chain lib
-        for g in decode_chain decode_chain_fused pdl_deep_chain norms_forkjoin; do
-            sed 's/\(rmsnorm_bias_gelu_residual_bf16\|rmsnorm_bf16\|bias_gelu_bf16\|residual_add_bf16\)\b/\1_vec/' \
-                graphs/$g.yaml >$G/${g}_vec.yaml
-            for f in graphs/$g.yaml $G/${g}_vec.yaml; do
-                name=$(basename $f .yaml)
-                echo "{\"case\": \"$name\", \"cudag\": $(timeout 120 $C bench --json -I graphs \
-                    --iters 500 --warmup 50 $f 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
-                echo >>"$out/bench.jsonl"
-                $C bench -I graphs --iters 500 --warmup 50 $f >>"$out/bench.log" 2>&1
-            done
-        done
+        decode_benches
         python3 - "$out/bench.jsonl" <<'EOF' >>"$summary"
 import json, sys
 for line in open(sys.argv[1]):
@@ -168,6 +181,10 @@ EOF
         # runs with them on and must give the same picture.
         timeout 120 $C bench --nvtx --iters 50 graphs/pdl_chain.yaml >>"$out/bench.log" 2>&1
         say "bench --nvtx pdl_chain: exit $?"
+        ;;
+    decode)
+        decode_benches
+        grep -A8 "^decode_chain\|^pdl_deep\|^norms" "$out/bench.log" | grep -E "^[a-z_]+ on|^[1-5] " >>"$summary"
         ;;
     torch)
         timeout 300 python3 tools/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
