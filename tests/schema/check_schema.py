@@ -18,7 +18,7 @@ example of docs/language.md validates (fragments are wrapped in `cudag: 1`
 or `nodes:`; outlines with `...` and blocks listing alternatives are skipped).
 
 --cudag: `cudag check` accepts every schema-good file and rejects every
-schema-bad one with status 1 (skipped while the CLI is a placeholder).
+schema-bad one with status 1, and refuses a missing file with status 5.
 
 Files are read the way the YAML language server reads them: YAML 1.2 core
 scalars (`yes`, `on` stay strings, `1e-6` is a float), merge keys resolved,
@@ -394,10 +394,12 @@ def check_parser(src, exe, chk):
     with tempfile.TemporaryDirectory() as tmp:
         probe = subprocess.run([exe, "check", os.path.join(tmp, "missing.yaml")],
                                capture_output=True, text=True)
-    if probe.returncode == 0:
-        print("SKIP: `cudag check` accepts a missing file: the CLI is not "
-              "implemented yet")
-        sys.exit(SKIP)
+    # A missing file is an I/O error (status 5), never a clean check.
+    if probe.returncode == 5:
+        chk.ok("cudag check refuses a missing file")
+    else:
+        chk.fail("cudag check refuses a missing file",
+                 f"exit status {probe.returncode}, expected 5")
     for expect, sub in ((0, "tests/data/schema-good"), (1, "tests/data/schema-bad")):
         for path in yaml_files(os.path.join(src, sub)):
             r = subprocess.run([exe, "check", path], capture_output=True, text=True)
