@@ -65,6 +65,9 @@ typedef struct cudag__lower {
      * repeated node share one body, checked once. */
     const cudag__doc *shaped;
     cudag_node_kind shaped_kind;
+    /* Suggestions searched over a large namespace so far: each costs a pass
+     * over every name, so only the first few errors get one. */
+    unsigned big_searches;
 } cudag__lower;
 
 /* Reports an error at pos; returns its code (for one-line failures). */

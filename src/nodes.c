@@ -82,9 +82,13 @@ static const char *suggest_from(const char *word, const char *const *names,
 
 /* A suggestion among the names of one namespace (an array of structs whose
  * name is at name_off), gathered on the error path only. */
-static const char *suggest_in(const void *arr, uint32_t n, size_t stride,
-                              size_t name_off, const char *word)
+static const char *suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
+                              size_t stride, size_t name_off, const char *word)
 {
+    /* A repeated mistake in a 100 000-node graph would otherwise search
+     * every node once per report: the first few errors get the search. */
+    if (n > 4096 && lw->big_searches++ >= 4)
+        return NULL;
     const char **names = cudag__malloc((n + 1) * sizeof *names);
     if (!names)
         return NULL;
@@ -97,7 +101,8 @@ static const char *suggest_in(const void *arr, uint32_t n, size_t stride,
 }
 
 #define SUGGEST(lw, arr, n, T, word)                                            \
-    suggest_in((lw)->g->arr, (lw)->g->n, sizeof(T), offsetof(T, name), (word))
+    suggest_in((lw), (lw)->g->arr, (lw)->g->n, sizeof(T), offsetof(T, name),    \
+               (word))
 #define suggest_node(lw, w) SUGGEST(lw, nodes, nnodes, cudag__node, w)
 #define suggest_buffer(lw, w) SUGGEST(lw, buffers, nbuffers, cudag__buffer, w)
 #define suggest_sig(lw, w) SUGGEST(lw, sigs, nsigs, cudag__sig, w)
