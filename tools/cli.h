@@ -71,6 +71,9 @@ int cli_status(int code);
  * to --help) and returns CLI_EUSAGE. */
 int cli_usage(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* True when --help or -h is among argv[1..argc-1]. */
+bool cli_wants_help(int argc, char **argv);
+
 /* Parses a decimal count in 0..max (no sign, no trailing text). */
 bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out);
 

@@ -52,6 +52,14 @@ void cli_init(cli *c, const char *prog, const char *cmd)
     c->color = isatty(STDERR_FILENO) && !(nc && *nc);
 }
 
+bool cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int cli_usage(cli *c, const char *fmt, ...)
 {
     va_list ap;

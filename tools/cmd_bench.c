@@ -308,19 +308,18 @@ static int parse_count(cli *c, const char *opt, const char *v, unsigned *out)
 
 int cmd_bench(cli *c, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("Usage: %s bench [OPTIONS] FILE\n"
-                   "Run the graph five ways on one GPU and compare: stream "
-                   "launches,\nstream launches with the PDL attribute, a graph "
-                   "with full edges,\nthe graph as declared, and the graph "
-                   "with its branches serialized.\n\nOptions:\n"
-                   "  --iters N         timed replays per mode (default 200)\n"
-                   "  --warmup N        replays before timing (default 20)\n"
-                   "  --json            print the results as JSON\n%s",
-                   c->prog, cli_common_help);
-            return CLI_OK;
-        }
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s bench [OPTIONS] FILE\n"
+               "Run the graph five ways on one GPU and compare: stream "
+               "launches,\nstream launches with the PDL attribute, a graph "
+               "with full edges,\nthe graph as declared, and the graph "
+               "with its branches serialized.\n\nOptions:\n"
+               "  --iters N         timed replays per mode (default 200)\n"
+               "  --warmup N        replays before timing (default 20)\n"
+               "  --json            print the results as JSON\n%s",
+               c->prog, cli_common_help);
+        return CLI_OK;
+    }
     const char *file = NULL;
     bool json = false;
     bench b;

@@ -12,19 +12,11 @@
 
 extern char **environ;
 
-static bool want_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 /* ---- check ------------------------------------------------------------- */
 
 int cmd_check(cli *c, int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("Usage: %s check [OPTIONS] FILE...\n"
                "Parse and check graph files without touching a GPU. Every\n"
                "problem is printed as FILE:LINE:COL: error: MESSAGE.\n"
@@ -165,7 +157,7 @@ static int render(cli *c, const char *text, const char *out)
 
 int cmd_dot(cli *c, int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("Usage: %s dot [OPTIONS] FILE\n"
                "Write the graph in Graphviz DOT: nodes with kernel, grid and\n"
                "block; programmatic edges dashed blue, launch-order edges\n"
@@ -240,7 +232,7 @@ int cmd_dot(cli *c, int argc, char **argv)
 
 int cmd_plan(cli *c, int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("Usage: %s plan [OPTIONS] FILE\n"
                "Print the graph's shape: nodes and edges by kind, depth (the\n"
                "longest chain), width (the most nodes that can run at once on\n"

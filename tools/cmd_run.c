@@ -394,11 +394,10 @@ static void print_json(const cudag_graph *g, const cudag_exec *x,
 
 int cmd_run(cli *c, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf(help, c->prog, cli_common_help);
-            return CLI_OK;
-        }
+    if (cli_wants_help(argc, argv)) {
+        printf(help, c->prog, cli_common_help);
+        return CLI_OK;
+    }
     run_opts o;
     int status = parse_args(c, argc, argv, &o);
     if (status != CLI_OK)
