@@ -362,6 +362,19 @@ static int parse_expr(ep *p, int64_t *out)
 int cudag__expr_eval(const char *s, size_t len, cudag__pos pos,
                      const cudag__scope *sc, cudag__diag *d, int64_t *out)
 {
+    /* Most expressions in a file are plain numbers ("grid: 1"), evaluated
+     * once per repeated node: read those without the parser.  18 digits
+     * cannot overflow. */
+    if (len > 0 && len <= 18) {
+        int64_t v = 0;
+        size_t i = 0;
+        while (i < len && is_digit(s[i]))
+            v = v * 10 + (s[i++] - '0');
+        if (i == len) {
+            *out = v;
+            return CUDAG_OK;
+        }
+    }
     ep p = {s, len, 0, pos, sc, d, 0};
     if (len > CUDAG__MAX_EXPR_LEN)
         return fail(&p, 0, CUDAG_ELIMIT, "expression longer than %u bytes",

@@ -492,9 +492,13 @@ const cudag__doc *cudag__doc_get(const cudag__doc *map, const char *key)
 {
     if (!map || map->type != CUDAG__DOC_MAP)
         return NULL;
-    for (uint32_t i = 0; i < map->n; i++)
-        if (strcmp(map->items[2 * i]->str, key) == 0)
+    /* Called for every key of every repeated node: the first byte rules
+     * out most keys without a call. */
+    for (uint32_t i = 0; i < map->n; i++) {
+        const char *k = map->items[2 * i]->str;
+        if (k[0] == key[0] && strcmp(k, key) == 0)
             return map->items[2 * i + 1];
+    }
     return NULL;
 }
 

@@ -230,15 +230,19 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+/* A lookup compares stored hashes first: a repeated graph looks names up
+ * many times per node, and a strcmp on each probed key (a cache miss to the
+ * arena) cost more than the hashing. */
 bool cudag__map_get(const cudag__map *m, const char *key, uint32_t *val)
 {
     if (!m->cap)
         return false;
     uint32_t mask = m->cap - 1;
-    for (uint32_t i = (uint32_t)hash_str(key) & mask;; i = (i + 1) & mask) {
+    uint64_t h = hash_str(key);
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         if (!m->keys[i])
             return false;
-        if (strcmp(m->keys[i], key) == 0) {
+        if (m->hashes[i] == h && strcmp(m->keys[i], key) == 0) {
             if (val)
                 *val = m->vals[i];
             return true;
@@ -246,18 +250,20 @@ bool cudag__map_get(const cudag__map *m, const char *key, uint32_t *val)
     }
 }
 
-static void map_insert(const char **keys, uint32_t *vals, uint32_t cap,
-                       const char *key, uint32_t val, bool *added)
+static void map_insert(const char **keys, uint32_t *vals, uint64_t *hashes,
+                       uint32_t cap, const char *key, uint64_t h, uint32_t val,
+                       bool *added)
 {
     uint32_t mask = cap - 1;
-    for (uint32_t i = (uint32_t)hash_str(key) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         if (!keys[i]) {
             keys[i] = key;
             vals[i] = val;
+            hashes[i] = h;
             *added = true;
             return;
         }
-        if (strcmp(keys[i], key) == 0) {
+        if (hashes[i] == h && strcmp(keys[i], key) == 0) {
             vals[i] = val;
             *added = false;
             return;
@@ -274,21 +280,27 @@ int cudag__map_put(cudag__map *m, const char *key, uint32_t val)
             return CUDAG_ENOMEM;
         const char **nk = cudag__calloc(ncap, sizeof *nk);
         uint32_t *nv = cudag__calloc(ncap, sizeof *nv);
-        if (!nk || !nv) {
+        uint64_t *nh = cudag__calloc(ncap, sizeof *nh);
+        if (!nk || !nv || !nh) {
             cudag__free(nk);
             cudag__free(nv);
+            cudag__free(nh);
             return CUDAG_ENOMEM;
         }
         for (uint32_t i = 0; i < m->cap; i++)
             if (m->keys[i])
-                map_insert(nk, nv, ncap, m->keys[i], m->vals[i], &added);
+                map_insert(nk, nv, nh, ncap, m->keys[i], m->hashes[i],
+                           m->vals[i], &added);
         cudag__free(m->keys);
         cudag__free(m->vals);
+        cudag__free(m->hashes);
         m->keys = nk;
         m->vals = nv;
+        m->hashes = nh;
         m->cap = ncap;
     }
-    map_insert(m->keys, m->vals, m->cap, key, val, &added);
+    map_insert(m->keys, m->vals, m->hashes, m->cap, key, hash_str(key), val,
+               &added);
     if (added)
         m->len++;
     return CUDAG_OK;
@@ -298,6 +310,7 @@ void cudag__map_free(cudag__map *m)
 {
     cudag__free(m->keys);
     cudag__free(m->vals);
+    cudag__free(m->hashes);
     memset(m, 0, sizeof *m);
 }
 

@@ -70,6 +70,7 @@ void *cudag__vec_push(void **data, uint32_t *len, uint32_t *cap, size_t elem);
 typedef struct cudag__map {
     const char **keys;
     uint32_t *vals;
+    uint64_t *hashes;           /* each key's hash: compared before the key */
     uint32_t cap, len;
 } cudag__map;
 

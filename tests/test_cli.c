@@ -265,6 +265,11 @@ static void cli_gpu_commands_without_a_driver(void **state)
     result *r = RUN("bench", "--iters", "0", "graphs/single.yaml");
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "--iters takes a count from 1, not '0'"));
+    r = RUN("bench", "--host-repeats", "0", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--host-repeats takes a count from 1, not '0'"));
+    r = RUN("bench", "--host-repeats");
+    assert_int_equal(r->status, 2);
     r = RUN("bench", "graphs/single.yaml", "graphs/pdl_chain.yaml");
     assert_int_equal(r->status, 2);
     /* A bad graph is reported before any driver is looked for. */
@@ -273,6 +278,7 @@ static void cli_gpu_commands_without_a_driver(void **state)
     r = RUN("bench", "--help");
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "graph with its branches serialized"));
+    assert_non_null(strstr(r->out, "--host-repeats N"));
 }
 
 int main(void)

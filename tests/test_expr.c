@@ -66,6 +66,11 @@ static void expr_values_and_precedence(void **state)
 {
     ctx *c = *state;
     assert_int_equal(ok(c, "42"), 42);
+    /* Plain numbers take a short path up to 18 digits, the parser after. */
+    assert_int_equal(ok(c, "0"), 0);
+    assert_int_equal(ok(c, "007"), 7);
+    assert_int_equal(ok(c, "999999999999999999"), INT64_C(999999999999999999));
+    assert_int_equal(ok(c, "9223372036854775807"), INT64_MAX);
     assert_int_equal(ok(c, "1_000_000"), 1000000);
     assert_int_equal(ok(c, "0x10"), 16);
     assert_int_equal(ok(c, "0XfF"), 255);

@@ -18,7 +18,7 @@ _cudag_cmd_opts()
         dot) echo "-o --render --no-critical --no-clusters" ;;
         plan) echo "--json" ;;
         run) echo "--iters --warmup --dump --json" ;;
-        bench) echo "--iters --warmup --json" ;;
+        bench) echo "--iters --warmup --host-repeats --json" ;;
     esac
 }
 
@@ -26,7 +26,7 @@ _cudag_cmd_opts()
 _cudag_takes_value()
 {
     case $1 in
-        -D | -I | --max-errors | --device | -o | --render | --iters | --warmup | --dump) return 0 ;;
+        -D | -I | --max-errors | --device | -o | --render | --iters | --warmup | --host-repeats | --dump) return 0 ;;
     esac
     return 1
 }
@@ -62,7 +62,7 @@ _cudag_value()
         --render) _cudag_files "$cur" '*.@(svg|png)' ;;
         -o) _cudag_files "$cur" '*.@(dot|gv)' ;;
         # -D NAME=VALUE, --dump BUF=PATH (names from the graph), numbers.
-        -D | --dump | --max-errors | --device | --iters | --warmup) ;;
+        -D | --dump | --max-errors | --device | --iters | --warmup | --host-repeats) ;;
         *) return 1 ;;
     esac
     return 0

@@ -13,7 +13,9 @@ Kernels (--kernel): tiny (util_noop: the launch overhead alone), prologue
 lib (scale_f32 over a small vector: a real library kernel).
 
 Every node is written out (no repetition), so the file also measures the
-parser.  --topo writes the same topology in a plain text form that
+parser; --repeat writes chains and wavefronts with repetition instead
+(`n[i in N]`, `row[i in M]: col[j in N]`), the way a person writes them,
+which is the same graph in a few lines.  --topo writes the same topology in a plain text form that
 tools/handbuilt.c reads, so the hand-written driver-API build gets exactly
 the same graph:
     nodes N
@@ -66,6 +68,24 @@ def shape_edges(shape, n, args):
     return n, edges
 
 
+def write_repeated(f, args, n, body, word):
+    """The same nodes and edges as the explicit form, in the same order,
+    in block style (flow style would need the bracketed names quoted)."""
+    def node(indent, refs):
+        pad = " " * indent
+        f.write("".join("%s%s\n" % (pad, line) for line in body))
+        f.write("%safter:\n" % pad)
+        for r in refs:
+            f.write("%s  - %s%s\n" % (pad, r, ": " + word if word else ""))
+    if args.shape == "chain":
+        f.write("  n[i in %d]:\n" % n)
+        node(4, ["n[i-1]"])
+    else:
+        cols = args.cols or max(1, int(round(n ** 0.5)))
+        f.write("  row[i in %d]:\n    col[j in %d]:\n" % (n // cols, cols))
+        node(6, ["row[i-1].col[j]", "col[j-1]"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("shape", choices=["chain", "forkjoin", "tree", "wavefront", "random"])
@@ -83,23 +103,32 @@ def main():
     ap.add_argument("--elems", type=int, default=4096, help="vector length for --kernel lib")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--topo", help="also write the topology for tools/handbuilt.c")
+    ap.add_argument("--repeat", action="store_true",
+                    help="write a chain or wavefront with repetition, not node by node")
     args = ap.parse_args()
     if args.n < 1:
         sys.exit("gen_graph.py: N must be at least 1")
+    if args.repeat and args.shape not in ("chain", "wavefront"):
+        sys.exit("gen_graph.py: --repeat writes chains and wavefronts only")
 
     n, edges = shape_edges(args.shape, args.n, args)
     kind = 1 if args.edge == "programmatic" else 0
     if args.kernel == "tiny":
         call, topo_kernel = "{kernel: util_noop, grid: 1, block: 32%s}", "kernel util_noop 1 32"
+        body = ["kernel: util_noop", "grid: 1", "block: 32"]
     elif args.kernel == "prologue":
         call = ("{kernel: util_spin, grid: 1, block: 32, args: [%d, %d]%%s}"
                 % (args.prologue_ns, args.body_ns))
         topo_kernel = "kernel util_spin 1 32 i64:%d i64:%d" % (args.prologue_ns, args.body_ns)
+        body = ["kernel: util_spin", "grid: 1", "block: 32",
+                "args: [%d, %d]" % (args.prologue_ns, args.body_ns)]
     else:
         grid = (args.elems + 1023) // 1024
         call = ("{kernel: scale_f32, grid: %d, block: 256, args: [v, v, 1.0, %d]%%s}"
                 % (grid, args.elems))
         topo_kernel = "kernel scale_f32 %d 256 buf buf f32:1.0 i64:%d" % (grid, args.elems)
+        body = ["kernel: scale_f32", "grid: %d" % grid, "block: 256",
+                "args: [v, v, 1.0, %d]" % args.elems]
 
     preds = [[] for _ in range(n)]
     for u, v in edges:
@@ -112,7 +141,9 @@ def main():
         if args.kernel == "lib":
             f.write("buffers:\n  v: { type: f32, count: %d, init: random }\n" % args.elems)
         f.write("nodes:\n")
-        for v in range(n):
+        if args.repeat:
+            write_repeated(f, args, n, body, word if kind else None)
+        for v in range(n if not args.repeat else 0):
             after = ""
             if preds[v]:
                 after = ", after: [%s]" % ", ".join(

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpu_all.sh — what one call on the GPU machine runs, step by step, leaving
-# at most 8 files in OUTDIR (the device tool's limit):
+# a few files in OUTDIR:
 #   build.log  tests.log  run.log  sanitize.log  soak.log  bench.jsonl
-#   bench.log  summary.txt
+#   hostload.jsonl  bench.log  summary.txt
 #
 #   tools/gpu_all.sh OUTDIR STEP...
 #     tests     every suite (cpu and gpu) with meson test; gputests: gpu only
@@ -14,6 +14,9 @@
 #     bench     cudag bench and tools/handbuilt on generated topologies,
 #               N = 100 … 100 000, and the decode chains
 #     decode    cudag bench on the kernel-library graphs only
+#     hostload  the host-time targets: 10 000-node graphs (and 1 000, 100 000)
+#               written node by node and with repetition, every stage the
+#               median of 7 loads, against tools/handbuilt's median of 7
 #     nvtx      cudag bench --nvtx on one graph
 #     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
 #
@@ -133,14 +136,18 @@ EOF
             local iters=$((2000000 / (n + 1000)))
             [ $iters -gt 200 ] && iters=200
             [ $iters -lt 10 ] && iters=10
+            # Repeated loads for the host medians, except where one
+            # instantiate takes seconds (100 000 nodes).
+            local reps=3
+            [ "$n" -gt 10000 ] && reps=1
             python3 tools/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
                 -o $G/$name.yaml --topo $G/$name.topo
             echo "{\"case\": \"$name\", \"cudag\": $(timeout 240 $C bench --json \
-                --iters $iters --warmup 5 $G/$name.yaml 2>>"$out/bench.log"), \
+                --iters $iters --warmup 5 --host-repeats $reps $G/$name.yaml 2>>"$out/bench.log"), \
                 \"handbuilt\": $(timeout 120 $b/tools/handbuilt $G/$name.topo "$fat" \
-                --iters $iters --warmup 5 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
+                --iters $iters --warmup 5 --repeats $reps 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
             echo >>"$out/bench.jsonl"
-            $C bench --iters $iters --warmup 5 $G/$name.yaml >>"$out/bench.log" 2>&1
+            $C bench --iters $iters --warmup 5 --host-repeats 1 $G/$name.yaml >>"$out/bench.log" 2>&1
         }
         one chain_tiny_1000 1000 chain tiny
         one chain_prologue_1000 1000 chain prologue
@@ -175,6 +182,40 @@ for line in open(sys.argv[1]):
             c["host_ms"]["instantiate"], h["instantiate_ms"], c["host_ms"]["parse_check"])
     print(s)
 EOF
+        ;;
+    hostload)
+        G=/tmp/gen
+        mkdir -p $G
+        fat=$CUDAG_KERNELS_DIR/cudag_kernels.fatbin
+        # Host times move by 10-50 % between processes (where the process
+        # lands, the driver's heap): the two programs run alternately,
+        # several processes each, and the summary takes the median over
+        # processes of each one's median of 7 loads.  Pinning to one core
+        # made it worse (the driver's own threads then share that core);
+        # HOSTLOAD_PIN="taskset -c 0-7" pins to a set instead.
+        pin=${HOSTLOAD_PIN:-}
+        load_case() { # name N procs shape [gen options]
+            local name=$1 n=$2 procs=$3 shape=$4
+            shift 4
+            python3 tools/gen_graph.py "$shape" "$n" "$@" -o $G/$name.yaml --topo $G/$name.topo
+            for p in $(seq "$procs"); do
+                echo "{\"case\": \"$name\", \"proc\": $p, \"bytes\": $(wc -c <$G/$name.yaml), \"cudag\": $(timeout 240 $pin $C bench \
+                    --json --host-repeats 7 --iters 10 --warmup 3 $G/$name.yaml 2>>"$out/bench.log"), \
+                    \"handbuilt\": $(timeout 120 $pin $b/tools/handbuilt $G/$name.topo "$fat" \
+                    --repeats 7 --iters 10 --warmup 3 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/hostload.jsonl"
+                echo >>"$out/hostload.jsonl"
+            done
+        }
+        load_case load_chain_1000 1000 3 chain
+        load_case load_chain_repeat_1000 1000 3 chain --repeat
+        load_case load_chain_10000 10000 7 chain
+        load_case load_chain_repeat_10000 10000 7 chain --repeat
+        load_case load_wavefront_10000 10000 7 wavefront
+        load_case load_wavefront_repeat_10000 10000 7 wavefront --repeat
+        load_case load_random_10000 10000 5 random
+        load_case load_chain_100000 100000 1 chain
+        load_case load_chain_repeat_100000 100000 1 chain --repeat
+        python3 tools/hostload_summary.py "$out/hostload.jsonl" >>"$summary"
         ;;
     nvtx)
         # The NVTX ranges cost nothing without a profiler attached: bench

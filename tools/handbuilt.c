@@ -5,9 +5,10 @@
  * with cuGraphAddKernelNode and cuGraphAddDependencies, instantiates it, and
  * replays it.
  *
- *   handbuilt FILE.topo FATBIN [--iters N] [--warmup N] [--no-pdl]
+ *   handbuilt FILE.topo FATBIN [--iters N] [--warmup N] [--repeats N] [--no-pdl]
  *
- * Prints one JSON object: host times of build and instantiate, and the
+ * Prints one JSON object: host times of build and instantiate (medians over
+ * --repeats builds; the first one's too), and the
  * median / p10 / p90 replay time over CUDA events. */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -85,6 +86,12 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmpf(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -95,20 +102,24 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: handbuilt FILE.topo FATBIN [--iters N] "
-                        "[--warmup N] [--no-pdl]\n");
+                        "[--warmup N] [--repeats N] [--no-pdl]\n");
         return 2;
     }
-    int iters = 200, warmup = 20, pdl = 1;
+    int iters = 200, warmup = 20, pdl = 1, repeats = 1;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
             iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
             warmup = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+            repeats = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-pdl") == 0)
             pdl = 0;
     }
     if (iters < 1)
         iters = 1;
+    if (repeats < 1 || repeats > 1000)
+        repeats = 1;
 
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
     if (!lib) {
@@ -202,33 +213,52 @@ int main(int argc, char **argv)
     CUstream s;
     CK(p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 
-    double t0 = now_ms();
-    CUgraph g;
-    CK(p_cuGraphCreate(&g, 0));
+    /* One-shot host timings move by 10-20 % from call to call: build and
+     * instantiate the graph --repeats times and report the medians.  The
+     * first graph is kept (it is the one replayed), so every later build
+     * runs beside one live graph, as in `cudag bench --host-repeats`. */
+    double *tb = malloc((size_t)repeats * sizeof *tb);
+    double *ti = malloc((size_t)repeats * sizeof *ti);
     CUgraphNode *nodes = malloc((size_t)n * sizeof *nodes);
-    CUDA_KERNEL_NODE_PARAMS kp;
-    memset(&kp, 0, sizeof kp);
-    kp.func = fn;
-    kp.gridDimX = (unsigned)gx, kp.gridDimY = 1, kp.gridDimZ = 1;
-    kp.blockDimX = (unsigned)bx, kp.blockDimY = 1, kp.blockDimZ = 1;
-    kp.kernelParams = np ? params : NULL;
-    for (int i = 0; i < n; i++)
-        CK(p_cuGraphAddKernelNode(&nodes[i], g, NULL, 0, &kp));
-    for (size_t i = 0; i < ne; i++) {
-        CUgraphEdgeData ed;
-        memset(&ed, 0, sizeof ed);
-        if (ek[i]) {
-            ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-            ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    CUgraph g = NULL, g_rep;
+    CUgraphExec x = NULL, x_rep;
+    for (int rep = 0; rep < repeats; rep++) {
+        double t0 = now_ms();
+        CK(p_cuGraphCreate(&g_rep, 0));
+        CUDA_KERNEL_NODE_PARAMS kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = fn;
+        kp.gridDimX = (unsigned)gx, kp.gridDimY = 1, kp.gridDimZ = 1;
+        kp.blockDimX = (unsigned)bx, kp.blockDimY = 1, kp.blockDimZ = 1;
+        kp.kernelParams = np ? params : NULL;
+        for (int i = 0; i < n; i++)
+            CK(p_cuGraphAddKernelNode(&nodes[i], g_rep, NULL, 0, &kp));
+        for (size_t i = 0; i < ne; i++) {
+            CUgraphEdgeData ed;
+            memset(&ed, 0, sizeof ed);
+            if (ek[i]) {
+                ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+                ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+            }
+            CK(p_cuGraphAddDependencies(g_rep, &nodes[eu[i]], &nodes[ev[i]], &ed, 1));
         }
-        CK(p_cuGraphAddDependencies(g, &nodes[eu[i]], &nodes[ev[i]], &ed, 1));
+        double t1 = now_ms();
+        CK(p_cuGraphInstantiateWithFlags(&x_rep, g_rep, 0));
+        CK(p_cuGraphUpload(x_rep, s));
+        CK(p_cuStreamSynchronize(s));
+        double t2 = now_ms();
+        tb[rep] = t1 - t0;
+        ti[rep] = t2 - t1;
+        if (rep == 0) {
+            g = g_rep, x = x_rep;
+        } else {
+            CK(p_cuGraphExecDestroy(x_rep));
+            CK(p_cuGraphDestroy(g_rep));
+        }
     }
-    double t1 = now_ms();
-    CUgraphExec x;
-    CK(p_cuGraphInstantiateWithFlags(&x, g, 0));
-    CK(p_cuGraphUpload(x, s));
-    CK(p_cuStreamSynchronize(s));
-    double t2 = now_ms();
+    double first_build = tb[0], first_inst = ti[0];
+    qsort(tb, (size_t)repeats, sizeof *tb, cmpd);
+    qsort(ti, (size_t)repeats, sizeof *ti, cmpd);
 
     for (int i = 0; i < warmup; i++)
         CK(p_cuGraphLaunch(x, s));
@@ -246,9 +276,12 @@ int main(int argc, char **argv)
     }
     qsort(ms, (size_t)iters, sizeof *ms, cmpf);
     printf("{\"tool\": \"handbuilt\", \"nodes\": %d, \"edges\": %zu, \"pdl\": %d, "
-           "\"build_ms\": %.4f, \"instantiate_ms\": %.4f, \"replay_us\": {\"median\": %.3f, "
+           "\"build_ms\": %.4f, \"instantiate_ms\": %.4f, \"repeats\": %d, "
+           "\"first_build_ms\": %.4f, \"first_instantiate_ms\": %.4f, "
+           "\"replay_us\": {\"median\": %.3f, "
            "\"p10\": %.3f, \"p90\": %.3f, \"min\": %.3f}, \"iters\": %d}\n",
-           n, ne, pdl, t1 - t0, t2 - t1, ms[iters / 2] * 1e3, ms[iters / 10] * 1e3,
+           n, ne, pdl, tb[repeats / 2], ti[repeats / 2], repeats, first_build,
+           first_inst, ms[iters / 2] * 1e3, ms[iters / 10] * 1e3,
            ms[iters * 9 / 10] * 1e3, ms[0] * 1e3, iters);
     CK(p_cuEventDestroy(e0));
     CK(p_cuEventDestroy(e1));
@@ -259,6 +292,8 @@ int main(int argc, char **argv)
     CK(p_cuLibraryUnload(mod));
     CK(p_cuDevicePrimaryCtxRelease(dev));
     free(ms);
+    free(tb);
+    free(ti);
     free(nodes);
     free(eu);
     free(ev);

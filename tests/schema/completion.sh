@@ -76,7 +76,7 @@ expect "b" bench
 expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
-expect "bench --" --Werror --max-errors --no-pdl --strict --nvtx --device --help --iters --warmup --json
+expect "bench --" --Werror --max-errors --no-pdl --strict --nvtx --device --help --iters --warmup --host-repeats --json
 expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
 expect "check --" --Werror --max-errors --no-pdl --strict --nvtx --device --help
