@@ -483,6 +483,11 @@ const char *cudag__suggest(const char *word, const char *const *cands,
     for (size_t i = 0; i < n; i++) {
         if (!cands[i])
             continue;
+        /* The distance is at least the difference in length: most names
+         * of a large namespace are ruled out without the dynamic program. */
+        size_t lc = strlen(cands[i]);
+        if ((lc > len ? lc - len : len - lc) >= bestd)
+            continue;
         size_t d = cudag__edit_distance(word, cands[i], bestd);
         if (d < bestd && d <= cap) {
             bestd = d;

@@ -1,6 +1,7 @@
 /* test_nodes.c — nodes, repetition, groups, name lookup, arguments, memset
  * and memcpy defaults, and every way of writing an edge. */
 #include "common.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -277,10 +278,24 @@ static void nodes_errors_in_one_copy_are_reported_once(void **state)
     assert_diag_contains(&td, "t.yaml:12:56: error: unknown node 'nope'");
 }
 
+/* The suggestion search skips names whose length alone puts them too far
+ * away, and still finds one at exactly the allowed distance. */
+static void nodes_suggestions_at_the_distance_limit(void **state)
+{
+    (void)state;
+    const char *names[] = {"x", "abcdefghixyz", "zzzzzzzzz", NULL};
+    /* 9 letters allow 3 edits: 3 appended letters are still a typo. */
+    assert_string_equal(cudag__suggest("abcdefghi", names, 3), "abcdefghixyz");
+    assert_null(cudag__suggest("abcdefgh", names, 3));   /* 4 away */
+    assert_string_equal(cudag__suggest("zzzzzzzzq", names, 4), "zzzzzzzzz");
+    assert_null(cudag__suggest("qq", names, 4));         /* too short to guess */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nodes_kernel_fields_and_positions),
+        cmocka_unit_test(nodes_suggestions_at_the_distance_limit),
         cmocka_unit_test(nodes_named_args_follow_the_signature),
         cmocka_unit_test(nodes_repetition_and_falling_off_the_ends),
         cmocka_unit_test(nodes_groups_nest_and_resolve_inside_out),
