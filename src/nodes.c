@@ -243,8 +243,8 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
         repeat r;
         if (parse_key(lw, k, env, &blen, &r) != CUDAG_OK)
             continue;
-        char *base = cudag__arena_printf(&lw->scratch, "%s%.*s", prefix,
-                                         (int)blen, k->str);
+        char *base = cudag__arena_cat(&lw->scratch, prefix, strlen(prefix),
+                                      k->str, blen);
         if (!base) {
             cudag__lerr(lw, CUDAG_ENOMEM, k->pos, "out of memory");
             return;
@@ -283,6 +283,18 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
                 cudag__lerr(lw, e.code, k->pos, "%s", e.message);
                 return;
             }
+        }
+        /* The copies of one node are known in number: their names go into
+         * the map without rehashing on the way.  A range past the node
+         * limit reserves nothing; the limit is reported as copies are
+         * added. */
+        if (copies != group && r.hi > r.lo &&
+            r.hi - r.lo <= CUDAG__MAX_NODES - lw->g->nnodes &&
+            cudag__map_reserve(&lw->g->node_map,
+                               lw->g->nnodes + (uint32_t)(r.hi - r.lo)) !=
+                CUDAG_OK) {
+            cudag__lerr(lw, CUDAG_ENOMEM, k->pos, "out of memory");
+            return;
         }
         w->rdepth++;
         for (int64_t x = r.lo; x < r.hi && !cudag__diag_full(lw->d); x++) {
@@ -329,7 +341,7 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
         uint32_t gi;
         if (cudag__add_group(lw->g, full, group, &gi, &e) != CUDAG_OK)
             return cudag__lerr(lw, e.code, k->pos, "%s", e.message);
-        char *inner = cudag__arena_printf(&lw->scratch, "%s.", full);
+        char *inner = cudag__arena_cat(&lw->scratch, full, strlen(full), ".", 1);
         if (!inner)
             return cudag__lerr(lw, CUDAG_ENOMEM, k->pos, "out of memory");
         walk_nodes(lw, w, v, inner, env, gi);

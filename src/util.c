@@ -165,6 +165,20 @@ char *cudag__arena_strdup(cudag__arena *a, const char *s)
     return cudag__arena_strndup(a, s, strlen(s));
 }
 
+char *cudag__arena_cat(cudag__arena *a, const char *x, size_t xlen,
+                       const char *y, size_t ylen)
+{
+    if (xlen > SIZE_MAX - ylen - 1)
+        return NULL;
+    char *d = cudag__arena_alloc(a, xlen + ylen + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, x, xlen);
+    memcpy(d + xlen, y, ylen);
+    d[xlen + ylen] = '\0';
+    return d;
+}
+
 char *cudag__arena_printf(cudag__arena *a, const char *fmt, ...)
 {
     va_list ap;
@@ -271,33 +285,50 @@ static void map_insert(const char **keys, uint32_t *vals, uint64_t *hashes,
     }
 }
 
+static int map_grow(cudag__map *m, uint32_t ncap)
+{
+    bool added;
+    const char **nk = cudag__calloc(ncap, sizeof *nk);
+    uint32_t *nv = cudag__calloc(ncap, sizeof *nv);
+    uint64_t *nh = cudag__calloc(ncap, sizeof *nh);
+    if (!nk || !nv || !nh) {
+        cudag__free(nk);
+        cudag__free(nv);
+        cudag__free(nh);
+        return CUDAG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < m->cap; i++)
+        if (m->keys[i])
+            map_insert(nk, nv, nh, ncap, m->keys[i], m->hashes[i], m->vals[i],
+                       &added);
+    cudag__free(m->keys);
+    cudag__free(m->vals);
+    cudag__free(m->hashes);
+    m->keys = nk;
+    m->vals = nv;
+    m->hashes = nh;
+    m->cap = ncap;
+    return CUDAG_OK;
+}
+
+int cudag__map_reserve(cudag__map *m, uint32_t n)
+{
+    uint32_t ncap = m->cap ? m->cap : 64;
+    while ((uint64_t)n * 4 > (uint64_t)ncap * 3) {
+        if (ncap > UINT32_MAX / 2)
+            return CUDAG_ENOMEM;
+        ncap *= 2;
+    }
+    return ncap > m->cap ? map_grow(m, ncap) : CUDAG_OK;
+}
+
 int cudag__map_put(cudag__map *m, const char *key, uint32_t val)
 {
     bool added;
     if ((uint64_t)(m->len + 1) * 4 > (uint64_t)m->cap * 3) {
         uint32_t ncap = m->cap ? m->cap * 2 : 64;
-        if (ncap <= m->cap)
+        if (ncap <= m->cap || map_grow(m, ncap) != CUDAG_OK)
             return CUDAG_ENOMEM;
-        const char **nk = cudag__calloc(ncap, sizeof *nk);
-        uint32_t *nv = cudag__calloc(ncap, sizeof *nv);
-        uint64_t *nh = cudag__calloc(ncap, sizeof *nh);
-        if (!nk || !nv || !nh) {
-            cudag__free(nk);
-            cudag__free(nv);
-            cudag__free(nh);
-            return CUDAG_ENOMEM;
-        }
-        for (uint32_t i = 0; i < m->cap; i++)
-            if (m->keys[i])
-                map_insert(nk, nv, nh, ncap, m->keys[i], m->hashes[i],
-                           m->vals[i], &added);
-        cudag__free(m->keys);
-        cudag__free(m->vals);
-        cudag__free(m->hashes);
-        m->keys = nk;
-        m->vals = nv;
-        m->hashes = nh;
-        m->cap = ncap;
     }
     map_insert(m->keys, m->vals, m->hashes, m->cap, key, hash_str(key), val,
                &added);

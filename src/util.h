@@ -51,6 +51,9 @@ typedef struct cudag__arena {
 
 void *cudag__arena_alloc(cudag__arena *a, size_t n);   /* zeroed; NULL on OOM */
 char *cudag__arena_strndup(cudag__arena *a, const char *s, size_t n);
+/* x[0..xlen) followed by y[0..ylen), terminated. */
+char *cudag__arena_cat(cudag__arena *a, const char *x, size_t xlen,
+                       const char *y, size_t ylen);
 char *cudag__arena_strdup(cudag__arena *a, const char *s);
 char *cudag__arena_printf(cudag__arena *a, const char *fmt, ...)
     CUDAG__PRINTF(2, 3);
@@ -78,6 +81,8 @@ typedef struct cudag__map {
 bool cudag__map_get(const cudag__map *m, const char *key, uint32_t *val);
 /* Inserts or replaces.  Returns CUDAG_ENOMEM (map unchanged) or CUDAG_OK. */
 int cudag__map_put(cudag__map *m, const char *key, uint32_t val);
+/* Makes room for n entries in all, so that n puts do not rehash. */
+int cudag__map_reserve(cudag__map *m, uint32_t n);
 void cudag__map_free(cudag__map *m);
 
 /* ---- positions and diagnostics --------------------------------------- */
