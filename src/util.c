@@ -419,18 +419,24 @@ int cudag__vreport(cudag__diag *d, cudag_severity sev, int code,
         return code;
     cudag_error e;
     fill(&e, sev, code, pos, fmt, ap);
+    /* A suggestion is searched for only the first few times in a large
+     * namespace, so the same mistake may come with or without one: the
+     * signature stops where a suggestion starts. */
+    const char *end = strstr(e.message, " (did you mean '");
+    if (!end)
+        end = e.message + strlen(e.message);
     uint64_t sig = UINT64_C(1469598103934665603);
-    for (const char *c = e.message; *c; c++)
+    for (const char *c = e.message; c < end; c++)
         sig = (sig ^ (unsigned char)*c) * UINT64_C(1099511628211);
     sig ^= ((uint64_t)pos.line << 40) ^ ((uint64_t)pos.col << 20) ^
            (uint64_t)(uintptr_t)pos.file ^ (uint64_t)(unsigned)sev;
-    for (unsigned i = 0; i < 8 && i < d->nrecent; i++)
+    for (unsigned i = 0; i < CUDAG__DIAG_RECENT && i < d->nrecent; i++)
         if (d->recent[i] == sig) {
             if (sev == CUDAG_SEV_ERROR)
                 d->nrepeat++;
             return sev == CUDAG_SEV_ERROR ? code : CUDAG_OK;
         }
-    d->recent[d->nrecent++ % 8] = sig;
+    d->recent[d->nrecent++ % CUDAG__DIAG_RECENT] = sig;
     if (sev == CUDAG_SEV_ERROR) {
         if (d->nerr++ == 0) {
             d->first_code = code;

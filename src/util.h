@@ -111,6 +111,8 @@ void cudag__error_clear(cudag_error *err);
  * the user's callback as it is found, the first error is kept in *first, and
  * errors and warnings are counted.
  */
+#define CUDAG__DIAG_RECENT 64
+
 typedef struct cudag__diag {
     cudag_diag_fn fn;
     void *user;
@@ -119,9 +121,12 @@ typedef struct cudag__diag {
     unsigned max_errors;        /* after this many, cudag__diag_full() */
     unsigned flags;             /* CUDAG_WERROR */
     int first_code;
-    /* The last few diagnostics reported, so that the same problem met again
-     * in each copy of a repeated node is reported once. */
-    uint64_t recent[8];
+    /* The last diagnostics reported, so that the same problem met again in
+     * each copy of a repeated node is reported once.  As many as one copy
+     * of a group may raise: with 8, a group whose copies each had nine
+     * mistakes reported them all again in every copy, and never filled up
+     * max_errors with repeats. */
+    uint64_t recent[CUDAG__DIAG_RECENT];
     unsigned nrecent;
     /* Errors dropped as repeats.  They count towards max_errors, so that a
      * mistake copied a million times by a repetition stops the pass as

@@ -278,6 +278,58 @@ static void nodes_errors_in_one_copy_are_reported_once(void **state)
     assert_diag_contains(&td, "t.yaml:12:56: error: unknown node 'nope'");
 }
 
+/* One copy of a group with more mistakes than a handful: each is reported
+ * once, and the repeats in the other copies end the pass. */
+static void nodes_many_errors_in_one_copy_are_reported_once(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    cudag_graph *g;
+    assert_int_equal(
+        tload_opts(HEAD "nodes:\n"
+                        "  r[i in 100000]:\n"
+                        "    c[j in 3]:\n"
+                        "      kernel: k\n"
+                        "      grid: cdv(1)\n"
+                        "      block: 32\n"
+                        "      args: [q, q, 1.0, Q]\n"
+                        "      after:\n"
+                        "        - nope1\n"
+                        "        - nope2\n"
+                        "        - nope3\n"
+                        "        - nope4\n"
+                        "        - other[j]\n",
+                   NULL, &o, &g, NULL),
+        CUDAG_EUNKNOWN);
+    /* grid, two buffers, Q, four names and other[0..2]: 11 different. */
+    assert_int_equal(td.nerr, 11);
+    assert_diag_contains(&td, "unknown node 'nope4'");
+    assert_diag_contains(&td, "unknown node 'other[2]'");
+}
+
+/* Over a large namespace only the first few errors get a suggestion; the
+ * same mistake without one is still the same mistake, reported once. */
+static void nodes_repeated_error_with_and_without_suggestion(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    cudag_graph *g;
+    assert_int_equal(tload_opts(HEAD "nodes:\n"
+                                     "  n[i in 5000]: " K "\n"
+                                     "  m[i in 20]:\n"
+                                     "    kernel: z\n"
+                                     "    grid: 1\n"
+                                     "    block: 32\n"
+                                     "    after:\n"
+                                     "      - nn[3]\n",
+                                NULL, &o, &g, NULL),
+                     CUDAG_EUNKNOWN);
+    assert_int_equal(td.nerr, 1);
+    assert_diag_contains(&td, "unknown node 'nn[3]' (did you mean 'n[3]'?)");
+}
+
 /* The suggestion search skips names whose length alone puts them too far
  * away, and still finds one at exactly the allowed distance. */
 static void nodes_suggestions_at_the_distance_limit(void **state)
@@ -304,6 +356,8 @@ int main(void)
         cmocka_unit_test(nodes_every_edge_form),
         cmocka_unit_test(nodes_many_from_repetition),
         cmocka_unit_test(nodes_errors_in_one_copy_are_reported_once),
+        cmocka_unit_test(nodes_many_errors_in_one_copy_are_reported_once),
+        cmocka_unit_test(nodes_repeated_error_with_and_without_suggestion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
