@@ -264,16 +264,20 @@ static void nodes_many_from_repetition(void **state)
     cudag_graph_destroy(g);
 }
 
+/* Loads yaml, which must fail with unknown names, into td's diagnostics. */
+static void load_unknown(tdiag *td, const char *yaml)
+{
+    cudag_options o = topts(td, NULL);
+    cudag_graph *g;
+    assert_int_equal(tload_opts(yaml, NULL, &o, &g, NULL), CUDAG_EUNKNOWN);
+}
+
 static void nodes_errors_in_one_copy_are_reported_once(void **state)
 {
     (void)state;
     tdiag td;
-    cudag_options o = topts(&td, NULL);
-    cudag_graph *g;
-    assert_int_equal(tload_opts(HEAD "nodes:\n"
-                                     "  s[i in 10]: { kernel: z, grid: 1, block: 32, after: [nope] }\n",
-                                NULL, &o, &g, NULL),
-                     CUDAG_EUNKNOWN);
+    load_unknown(&td, HEAD "nodes:\n"
+                           "  s[i in 10]: { kernel: z, grid: 1, block: 32, after: [nope] }\n");
     assert_int_equal(td.nerr, 1);
     assert_diag_contains(&td, "t.yaml:12:56: error: unknown node 'nope'");
 }
@@ -284,24 +288,19 @@ static void nodes_many_errors_in_one_copy_are_reported_once(void **state)
 {
     (void)state;
     tdiag td;
-    cudag_options o = topts(&td, NULL);
-    cudag_graph *g;
-    assert_int_equal(
-        tload_opts(HEAD "nodes:\n"
-                        "  r[i in 100000]:\n"
-                        "    c[j in 3]:\n"
-                        "      kernel: k\n"
-                        "      grid: cdv(1)\n"
-                        "      block: 32\n"
-                        "      args: [q, q, 1.0, Q]\n"
-                        "      after:\n"
-                        "        - nope1\n"
-                        "        - nope2\n"
-                        "        - nope3\n"
-                        "        - nope4\n"
-                        "        - other[j]\n",
-                   NULL, &o, &g, NULL),
-        CUDAG_EUNKNOWN);
+    load_unknown(&td, HEAD "nodes:\n"
+                           "  r[i in 100000]:\n"
+                           "    c[j in 3]:\n"
+                           "      kernel: k\n"
+                           "      grid: cdv(1)\n"
+                           "      block: 32\n"
+                           "      args: [q, q, 1.0, Q]\n"
+                           "      after:\n"
+                           "        - nope1\n"
+                           "        - nope2\n"
+                           "        - nope3\n"
+                           "        - nope4\n"
+                           "        - other[j]\n");
     /* grid, two buffers, Q, four names and other[0..2]: 11 different. */
     assert_int_equal(td.nerr, 11);
     assert_diag_contains(&td, "unknown node 'nope4'");
@@ -314,18 +313,14 @@ static void nodes_repeated_error_with_and_without_suggestion(void **state)
 {
     (void)state;
     tdiag td;
-    cudag_options o = topts(&td, NULL);
-    cudag_graph *g;
-    assert_int_equal(tload_opts(HEAD "nodes:\n"
-                                     "  n[i in 5000]: " K "\n"
-                                     "  m[i in 20]:\n"
-                                     "    kernel: z\n"
-                                     "    grid: 1\n"
-                                     "    block: 32\n"
-                                     "    after:\n"
-                                     "      - nn[3]\n",
-                                NULL, &o, &g, NULL),
-                     CUDAG_EUNKNOWN);
+    load_unknown(&td, HEAD "nodes:\n"
+                           "  n[i in 5000]: " K "\n"
+                           "  m[i in 20]:\n"
+                           "    kernel: z\n"
+                           "    grid: 1\n"
+                           "    block: 32\n"
+                           "    after:\n"
+                           "      - nn[3]\n");
     assert_int_equal(td.nerr, 1);
     assert_diag_contains(&td, "unknown node 'nn[3]' (did you mean 'n[3]'?)");
 }
