@@ -871,9 +871,9 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         b->count = (uint64_t)n;
         b->count_pos = count->pos;
         b->init = tmp.init;
-        const cudag__doc *where = cudag__doc_get(v, "init");
-        if (tmp.init.kind == CUDAG_INIT_RANDOM && cudag__doc_get(v, "range"))
-            where = cudag__doc_get(v, "range");
+        const cudag__doc *where = cudag__doc_get(v, "range");
+        if (tmp.init.kind != CUDAG_INIT_RANDOM || !where)
+            where = cudag__doc_get(v, "init");
         if (where)
             b->init_pos = where->pos;
     }

@@ -478,7 +478,9 @@ int cudag__diag_finish(cudag__diag *d)
 size_t cudag__edit_distance(const char *a, const char *b, size_t cap)
 {
     size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
+    /* The distance is at least the difference in length: most names of a
+     * large namespace are ruled out without the dynamic program. */
+    if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) >= cap)
         return cap;
     size_t row[65];
     for (size_t j = 0; j <= lb; j++)
@@ -519,11 +521,6 @@ const char *cudag__suggest(const char *word, const char *const *cands,
     size_t bestd = cap + 1;
     for (size_t i = 0; i < n; i++) {
         if (!cands[i])
-            continue;
-        /* The distance is at least the difference in length: most names
-         * of a large namespace are ruled out without the dynamic program. */
-        size_t lc = strlen(cands[i]);
-        if ((lc > len ? lc - len : len - lc) >= bestd)
             continue;
         size_t d = cudag__edit_distance(word, cands[i], bestd);
         if (d < bestd && d <= cap) {

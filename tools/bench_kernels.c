@@ -462,6 +462,10 @@ int main(int argc, char **argv)
      * higher of the two is the reference (a kernel at "100 %" then matches
      * the better copy, never a throttled one). */
     double copy_gbps[8] = {0}, copy_before[8] = {0}, copy_after[8] = {0};
+    size_t m256 = nm; /* the index of the 256 MiB size, the long rows' */
+    for (size_t m = 0; m < nm; ++m)
+        if (mibs[m] == 256 && mibs[m] <= max_mib)
+            m256 = m;
     if (!profile)
         measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_before);
     for (size_t m = 0; m < nm; ++m)
@@ -556,10 +560,6 @@ int main(int argc, char **argv)
                     }
                 }
                 /* Long rows (the streaming path) for the row kernels at 256 MiB. */
-                size_t m256 = nm; /* the index of the 256 MiB size */
-                for (size_t m = 0; m < nm; ++m)
-                    if (mibs[m] == 256 && mibs[m] <= max_mib)
-                        m256 = m;
                 if (p->rows && !p->rowout && m256 < nm && maxb >= (256u << 20) && !profile) {
                     static const int long_cols[] = {16384, 65536};
                     for (int c = 0; c < 2; ++c) {
@@ -590,17 +590,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (profile) {
-        CK(K.api.cuMemFree(X));
-        CK(K.api.cuMemFree(Z));
-        CK(K.api.cuMemFree(Y));
-        CK(K.api.cuMemFree(W));
-        if (only)
-            regfree(&only_re);
-        kh_close(&K);
-        return 0;
-    }
-    if (!chain_only) {
+    if (!chain_only && !profile) {
         measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_after);
         for (size_t i = 0; i < nresults; ++i) {
             for (size_t m = 0; m < nm; ++m) {
@@ -611,10 +601,18 @@ int main(int argc, char **argv)
                 }
             }
         }
+    }
+    if (!chain_only) {
         CK(K.api.cuMemFree(X));
         CK(K.api.cuMemFree(Z));
         CK(K.api.cuMemFree(Y));
         CK(K.api.cuMemFree(W));
+    }
+    if (profile) {
+        if (only)
+            regfree(&only_re);
+        kh_close(&K);
+        return 0;
     }
 
     /* --only skips the decode chain (its kernels are not the selected ones). */
