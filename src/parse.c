@@ -524,3 +524,12 @@ const char *cudag__doc_what(const cudag__doc *n)
     }
     return "a node";
 }
+
+void cudag__source_free(cudag__source *s)
+{
+    if (!s)
+        return;
+    cudag__free(s->files);
+    cudag__arena_free(&s->arena);
+    cudag__free(s);
+}

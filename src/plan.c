@@ -27,7 +27,7 @@
  * single spaces, in the order they were added to the graph.  An empty graph
  * prints depth 0, width 0 and no level lines.
  */
-#include "check.h"
+#include "kind.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -67,11 +67,9 @@ int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
     memset(&pi, 0, sizeof pi);
     pi.nodes = g->nnodes;
     for (uint32_t i = 0; i < g->nnodes; i++) {
-        switch (g->nodes[i].kind) {
-        case CUDAG_NODE_KERNEL: pi.kernel_nodes++; break;
-        case CUDAG_NODE_MEMSET: pi.memset_nodes++; break;
-        case CUDAG_NODE_MEMCPY: pi.memcpy_nodes++; break;
-        }
+        const cudag__kind_ops *k = cudag__kind(g->nodes[i].kind);
+        if (k)
+            (*(size_t *)((char *)&pi + k->plan_count))++;
     }
     for (uint32_t i = 0; i < g->nedges; i++)
         pi.edges[g->edges[i].kind]++;
@@ -113,9 +111,15 @@ int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
         human_bytes(human, sizeof human, pi.buffer_bytes);
         cudag__sb b = {NULL, 0, 0, false};
         cudag__sb_printf(&b, "graph: %s\n", g->name);
-        cudag__sb_printf(&b, "nodes: %zu (%zu kernel, %zu memset, %zu memcpy)\n",
-                         pi.nodes, pi.kernel_nodes, pi.memset_nodes,
-                         pi.memcpy_nodes);
+        cudag__sb_printf(&b, "nodes: %zu (", pi.nodes);
+        size_t nkinds;
+        const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+        for (size_t k = 0; k < nkinds; k++)
+            cudag__sb_printf(&b, "%s%zu %s", k ? ", " : "",
+                             *(const size_t *)((const char *)&pi +
+                                               kinds[k]->plan_count),
+                             kinds[k]->name);
+        cudag__sb_puts(&b, ")\n");
         cudag__sb_printf(&b,
                          "edges: %u (%zu full, %zu programmatic, %zu "
                          "launch_order)\n",
