@@ -370,29 +370,36 @@ typedef struct part {
 
 #define MAX_PARTS 32
 
-/* Resolves the reference text s[0..len) at pos (a scalar whose text starts
- * at s), written inside a node called `self` in group prefix `prefix`. */
-static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
-                   size_t len, const char *prefix, const cudag__binding *env,
-                   const char *self, uint32_t *out)
-{
-    const char *s = sc->str + off;
+/* A reference split into its parts, indices evaluated. */
+typedef struct noderef {
+    const char *s;              /* the reference text, within the scalar */
+    size_t off;                 /* s - sc->str */
     part parts[MAX_PARTS];
-    unsigned np = 0;
+    unsigned np;
+} noderef;
+
+/* Splits the reference text at r->s[0..len) into parts and evaluates their
+ * indices in env.  REF_FOUND when it parses, else REF_ERROR (reported). */
+static int parse_ref(cudag__lower *lw, const cudag__doc *sc, size_t len,
+                     const cudag__binding *env, noderef *r)
+{
+    const char *s = r->s;
+    size_t off = r->off;
     size_t i = cudag__skip_ws(s, 0, len);
     size_t end = len;
     while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
         end--;
     cudag__scope scope = {lw->g, env};
+    r->np = 0;
     for (;;) {
         size_t e = cudag__ident_end(s, i, end);
-        if (e == i || np == MAX_PARTS) {
+        if (e == i || r->np == MAX_PARTS) {
             cudag__lerr(lw, CUDAG_EKEY, cudag__doc_pos_at(sc, off + i),
-                        np == MAX_PARTS ? "reference has too many parts"
-                                        : "expected a node name");
+                        r->np == MAX_PARTS ? "reference has too many parts"
+                                           : "expected a node name");
             return REF_ERROR;
         }
-        part *p = &parts[np++];
+        part *p = &r->parts[r->np++];
         p->off = i;
         p->len = e - i;
         p->nidx = 0;
@@ -413,7 +420,7 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
             i = close + 1;
         }
         if (i == end)
-            break;
+            return REF_FOUND;
         if (s[i] != '.') {
             cudag__lerr(lw, CUDAG_EKEY, cudag__doc_pos_at(sc, off + i),
                         "unexpected '%c' in a node name", s[i]);
@@ -421,72 +428,73 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
         }
         i++;
     }
+}
 
-    /* Try the writer's group instance, then each enclosing one. */
-    size_t plen = strlen(prefix);
-    char name[CUDAG__MAX_FULL_NAME + 64];
-    for (;;) {
-        size_t n = plen < sizeof name ? plen : 0;
-        memcpy(name, prefix, n);
-        bool fits = true;
-        for (unsigned j = 0; j < np && fits; j++) {
-            const part *p = &parts[j];
-            if (n + p->len + 2 >= sizeof name) {
-                fits = false;
-                break;
-            }
-            memcpy(name + n, s + p->off, p->len);
-            n += p->len;
-            name[n] = '\0';
-            for (unsigned x = 0; x < p->nidx; x++) {
-                /* "Falling off the end" of the repetition one is inside. */
-                uint32_t ri;
-                if (cudag__map_get(&lw->range_map, name, &ri)) {
-                    const cudag__range *rg = &lw->ranges[ri];
-                    if (p->idx[x] < rg->lo || p->idx[x] >= rg->hi) {
-                        size_t bl = strlen(name);
-                        if (strncmp(self, name, bl) == 0 && self[bl] == '[')
-                            return REF_DROPPED;
-                        cudag__lerr(lw, CUDAG_ERANGE,
-                                    cudag__doc_pos_at(sc, off + p->idx_off[x]),
-                                    "index %lld is out of range for '%s' "
-                                    "(%lld..%lld)",
-                                    (long long)p->idx[x], name,
-                                    (long long)rg->lo, (long long)rg->hi);
-                        return REF_ERROR;
-                    }
+/* Looks the parsed reference up in group prefix[0..plen) ("a[1].b[2]."):
+ * writes the full name into name[cap] and returns REF_FOUND with *out set,
+ * REF_DROPPED for an index that falls off the end of the repetition `self`
+ * is in, REF_ERROR for an index out of range (reported), or -1 when no node
+ * has that name. */
+static int lookup_in(cudag__lower *lw, const cudag__doc *sc, const noderef *r,
+                     const char *prefix, size_t plen, const char *self,
+                     char *name, size_t cap, uint32_t *out)
+{
+    size_t n = plen < cap ? plen : 0;
+    memcpy(name, prefix, n);
+    for (unsigned j = 0; j < r->np; j++) {
+        const part *p = &r->parts[j];
+        if (n + p->len + 2 >= cap)
+            return -1;
+        memcpy(name + n, r->s + p->off, p->len);
+        n += p->len;
+        name[n] = '\0';
+        for (unsigned x = 0; x < p->nidx; x++) {
+            /* "Falling off the end" of the repetition one is inside. */
+            uint32_t ri;
+            if (cudag__map_get(&lw->range_map, name, &ri)) {
+                const cudag__range *rg = &lw->ranges[ri];
+                if (p->idx[x] < rg->lo || p->idx[x] >= rg->hi) {
+                    size_t bl = strlen(name);
+                    if (strncmp(self, name, bl) == 0 && self[bl] == '[')
+                        return REF_DROPPED;
+                    cudag__lerr(lw, CUDAG_ERANGE,
+                                cudag__doc_pos_at(sc, r->off + p->idx_off[x]),
+                                "index %lld is out of range for '%s' "
+                                "(%lld..%lld)",
+                                (long long)p->idx[x], name, (long long)rg->lo,
+                                (long long)rg->hi);
+                    return REF_ERROR;
                 }
-                if (n + 24 >= sizeof name) {
-                    fits = false;
-                    break;
-                }
-                n += put_index(name + n, p->idx[x]);
             }
-            if (j + 1 < np && fits)
-                name[n++] = '.';
-            name[n] = '\0';
+            if (n + 24 >= cap)
+                return -1;
+            n += put_index(name + n, p->idx[x]);
         }
-        uint32_t node = fits ? cudag__find_node(lw->g, name) : CUDAG__NONE;
-        if (node != CUDAG__NONE) {
-            *out = node;
-            return REF_FOUND;
-        }
-        if (plen == 0)
-            break;
-        /* Drop the innermost group: "a[1].b[2]." → "a[1]." → "". */
-        size_t cut = plen - 1;
-        while (cut > 0 && prefix[cut - 1] != '.')
-            cut--;
-        plen = cut;
+        if (j + 1 < r->np)
+            name[n++] = '.';
+        name[n] = '\0';
     }
-    /* Not found anywhere: name it as written, fully evaluated, at the top. */
+    uint32_t node = cudag__find_node(lw->g, name);
+    if (node == CUDAG__NONE)
+        return -1;
+    *out = node;
+    return REF_FOUND;
+}
+
+/* Reports a reference that names no node: as written, fully evaluated,
+ * with a suggestion. */
+static int report_unknown(cudag__lower *lw, const cudag__doc *sc,
+                          const noderef *r, size_t len, const char *prefix)
+{
+    char name[CUDAG__MAX_FULL_NAME + 64];
     size_t n = 0;
-    for (unsigned j = 0; j < np && n < sizeof name - 32; j++) {
-        n += (size_t)snprintf(name + n, sizeof name - n, "%s%.*s", j ? "." : "",
-                              (int)parts[j].len, s + parts[j].off);
-        for (unsigned x = 0; x < parts[j].nidx && n < sizeof name - 24; x++)
+    for (unsigned j = 0; j < r->np && n < sizeof name - 32; j++) {
+        const part *p = &r->parts[j];
+        n += (size_t)snprintf(name + n, sizeof name - n, "%s%.*s",
+                              j ? "." : "", (int)p->len, r->s + p->off);
+        for (unsigned x = 0; x < p->nidx && n < sizeof name - 24; x++)
             n += (size_t)snprintf(name + n, sizeof name - n, "[%lld]",
-                                  (long long)parts[j].idx[x]);
+                                  (long long)p->idx[x]);
     }
     const char *best = cudag__suggest_node(lw, name);
     if (!best && *prefix) {
@@ -495,9 +503,39 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
         best = cudag__suggest_node(lw, full);
     }
     cudag__lerr(lw, CUDAG_EUNKNOWN,
-                cudag__doc_pos_at(sc, off + cudag__skip_ws(s, 0, len)),
+                cudag__doc_pos_at(sc, r->off + cudag__skip_ws(r->s, 0, len)),
                 "unknown node '%s'%s%s%s", name, CUDAG__DYM(best));
     return REF_ERROR;
+}
+
+/* Resolves the reference text s[0..len) at pos (a scalar whose text starts
+ * at s), written inside a node called `self` in group prefix `prefix`. */
+static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
+                   size_t len, const char *prefix, const cudag__binding *env,
+                   const char *self, uint32_t *out)
+{
+    noderef r;
+    r.s = sc->str + off;
+    r.off = off;
+    if (parse_ref(lw, sc, len, env, &r) != REF_FOUND)
+        return REF_ERROR;
+    /* Try the writer's group instance, then each enclosing one. */
+    size_t plen = strlen(prefix);
+    char name[CUDAG__MAX_FULL_NAME + 64];
+    for (;;) {
+        int rc = lookup_in(lw, sc, &r, prefix, plen, self, name, sizeof name,
+                           out);
+        if (rc >= 0)
+            return rc;
+        if (plen == 0)
+            break;
+        /* Drop the innermost group: "a[1].b[2]." → "a[1]." → "". */
+        size_t cut = plen - 1;
+        while (cut > 0 && prefix[cut - 1] != '.')
+            cut--;
+        plen = cut;
+    }
+    return report_unknown(lw, sc, &r, len, prefix);
 }
 
 static bool parse_kind(cudag__lower *lw, const cudag__doc *k,
