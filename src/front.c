@@ -212,22 +212,30 @@ bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
     return true;
 }
 
+size_t cudag__leading_name(const cudag__doc *v, char name[CUDAG__MAX_NAME + 1],
+                           size_t *at)
+{
+    size_t i = cudag__skip_ws(v->str, 0, v->len);
+    size_t e = cudag__ident_end(v->str, i, v->len);
+    size_t n = e - i < CUDAG__MAX_NAME ? e - i : CUDAG__MAX_NAME;
+    memcpy(name, v->str + i, n);
+    name[n] = '\0';
+    *at = i;
+    return n;
+}
+
 /* memset: BUF [+ OFF]  /  memcpy: BUF [+ OFF], from: BUF [+ OFF] */
 bool cudag__buffer_target(cudag__lower *lw, const cudag__doc *v,
-                   const cudag__binding *env, const char *what, uint32_t *buf,
-                   uint64_t *off)
+                          const cudag__binding *env, const char *what,
+                          uint32_t *buf, uint64_t *off)
 {
     if (!cudag__want(lw, v, CUDAG__DOC_SCALAR, what))
         return false;
     int rc;
     if (cudag__buffer_ref(lw, v, env, buf, off, &rc))
         return rc == CUDAG_OK;
-    size_t i = cudag__skip_ws(v->str, 0, v->len);
-    size_t e = cudag__ident_end(v->str, i, v->len);
     char name[CUDAG__MAX_NAME + 1];
-    size_t n = e - i < CUDAG__MAX_NAME ? e - i : CUDAG__MAX_NAME;
-    memcpy(name, v->str + i, n);
-    name[n] = '\0';
+    size_t i, n = cudag__leading_name(v, name, &i);
     const char *best = n ? cudag__suggest_buffer(lw, name) : NULL;
     cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
                 "%s needs a buffer, and '%s' is none%s%s%s", what,

@@ -128,6 +128,12 @@ bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
                        const cudag__binding *env, uint32_t *buf,
                        uint64_t *offset, int *rc);
 
+/* The name at the start of scalar v's text (after spaces), cut to
+ * CUDAG__MAX_NAME bytes, into name[]; returns its length (0 for none) and
+ * sets *at to where it starts. */
+size_t cudag__leading_name(const cudag__doc *v, char name[CUDAG__MAX_NAME + 1],
+                           size_t *at);
+
 /* The target of a memset or memcpy (`what` is the key: "memset", "from"):
  * BUF [+ OFF].  Returns false after reporting what is wrong. */
 bool cudag__buffer_target(cudag__lower *lw, const cudag__doc *v,

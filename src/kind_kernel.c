@@ -30,12 +30,8 @@ static int lower_arg(cudag__lower *lw, const cudag__doc *v,
         return CUDAG_OK;
     }
     if (want == CUDAG_TYPE_PTR) {
-        size_t i = cudag__skip_ws(v->str, 0, v->len);
-        size_t e = cudag__ident_end(v->str, i, v->len);
         char name[CUDAG__MAX_NAME + 1];
-        size_t n = e - i < CUDAG__MAX_NAME ? e - i : CUDAG__MAX_NAME;
-        memcpy(name, v->str + i, n);
-        name[n] = '\0';
+        size_t i, n = cudag__leading_name(v, name, &i);
         if (n) {
             const char *best = cudag__suggest_buffer(lw, name);
             return cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
