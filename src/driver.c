@@ -90,21 +90,16 @@ const char *cudag__cu_name(const cudag__drv *d, CUresult r)
 int cudag__cu_fail(cudag_error *err, const cudag__drv *d, CUresult r,
                    cudag__pos pos, const char *fmt, ...)
 {
-    if (!err)
-        return CUDAG_ECUDA;
-    char what[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     const char *desc = NULL;
     if (!d || !d->cuGetErrorString ||
         d->cuGetErrorString(r, &desc) != CUDA_SUCCESS || !desc)
         desc = "unknown error";
-    cudag__fail_at(err, CUDAG_ECUDA, pos, "%s: %s (%s)", what,
-                   cudag__cu_name(d, r), desc);
-    err->cuda_result = (int)r;
-    return CUDAG_ECUDA;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cudag__vfail_call(err, pos, (int)r, cudag__cu_name(d, r), desc,
+                               fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int cudag__driver(const cudag__drv **out, cudag_error *err)

@@ -384,6 +384,19 @@ int cudag__fail_at(cudag_error *err, int code, cudag__pos pos,
     return code;
 }
 
+int cudag__vfail_call(cudag_error *err, cudag__pos pos, int result,
+                      const char *name, const char *desc, const char *fmt,
+                      va_list ap)
+{
+    if (!err)
+        return CUDAG_ECUDA;
+    char what[700];
+    vsnprintf(what, sizeof what, fmt, ap);
+    cudag__fail_at(err, CUDAG_ECUDA, pos, "%s: %s (%s)", what, name, desc);
+    err->cuda_result = result;
+    return CUDAG_ECUDA;
+}
+
 void cudag__error_clear(cudag_error *err)
 {
     if (err) {

@@ -103,6 +103,13 @@ int cudag__fail_at(cudag_error *err, int code, cudag__pos pos,
 int cudag__vfail_at(cudag_error *err, int code, cudag__pos pos,
                     const char *fmt, va_list ap);
 
+/* Fills err (may be NULL) for a failed call into a run-time library (the
+ * driver, cuBLASLt): "<fmt…>: NAME (DESC)", with err->cuda_result = result.
+ * Returns CUDAG_ECUDA. */
+int cudag__vfail_call(cudag_error *err, cudag__pos pos, int result,
+                      const char *name, const char *desc, const char *fmt,
+                      va_list ap);
+
 /* Resets *err (may be NULL) to "no error". */
 void cudag__error_clear(cudag_error *err);
 
