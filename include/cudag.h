@@ -176,7 +176,8 @@ CUDAG_API const char *cudag_edge_kind_name(cudag_edge_kind k);
 typedef enum cudag_node_kind {
     CUDAG_NODE_KERNEL = 0,
     CUDAG_NODE_MEMSET = 1,
-    CUDAG_NODE_MEMCPY = 2
+    CUDAG_NODE_MEMCPY = 2,
+    CUDAG_NODE_GEMM = 3         /* a cuBLASLt matrix multiply */
 } cudag_node_kind;
 
 /* ------------------------------------------------------------------ */
@@ -307,6 +308,50 @@ CUDAG_API int cudag_add_memcpy(cudag_graph *g, const char *name,
                                const char *src, uint64_t src_offset,
                                uint64_t count, cudag_error *err);
 
+/* ---- gemm nodes: D = alpha·op(A)·op(B) + beta·C through cuBLASLt ---- */
+
+typedef enum cudag_epilogue {
+    CUDAG_EPILOGUE_NONE = 0,
+    CUDAG_EPILOGUE_RELU = 1,    /* max(0, x) after the bias */
+    CUDAG_EPILOGUE_GELU = 2     /* GELU (tanh approximation) after the bias */
+} cudag_epilogue;
+
+/* One matrix (or the bias vector) of a gemm: a buffer and where in it. */
+typedef struct cudag_gemm_operand {
+    const char *buffer;         /* NULL: absent (c: d itself; bias: none) */
+    uint64_t offset;            /* elements of the buffer's type */
+    int64_t ld;                 /* elements from one row to the next; 0:
+                                   the row length (rows packed) */
+    int64_t stride;             /* elements from one batch to the next; < 0:
+                                   one matrix's span (packed); 0 repeats
+                                   the same matrix (not for d) */
+} cudag_gemm_operand;
+
+/*
+ * A gemm node, row-major as C and PyTorch store matrices:
+ *     D[m×n] = alpha · op(A)[m×k] · op(B)[k×n] + beta · C[m×n]  (+ bias[n]),
+ * then the epilogue.  A is stored m×k (trans_a: k×m), B k×n (trans_b: n×k,
+ * as a PyTorch Linear weight), C and D m×n; batch matrices one stride apart.
+ * A and B are f32, f16 or bf16 alike, accumulated in f32; D (and C) is of
+ * their type or f32; the bias (n elements) of D's type.  Zero-initialise,
+ * set .size = sizeof(cudag_gemm), then fill in; alpha and beta are used as
+ * given (set alpha = 1).
+ */
+typedef struct cudag_gemm {
+    size_t size;
+    int64_t m, n, k;
+    int64_t batch;              /* 0 or 1: one matrix product */
+    int trans_a, trans_b;
+    cudag_gemm_operand a, b, c, d, bias;
+    double alpha, beta;
+    cudag_epilogue epilogue;
+} cudag_gemm;
+
+/* Adds a gemm node.  Buffers must exist; shapes, types and overlaps are
+ * checked by cudag_check() (docs/language.md, "Gemm nodes"). */
+CUDAG_API int cudag_add_gemm(cudag_graph *g, const char *name,
+                             const cudag_gemm *gemm, cudag_error *err);
+
 CUDAG_API int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
                              cudag_edge_kind kind, cudag_error *err);
 
@@ -359,6 +404,8 @@ typedef struct cudag_plan_info {
     size_t depth;               /* nodes on the longest path */
     size_t width;               /* most nodes on one level of the ASAP schedule */
     uint64_t buffer_bytes;      /* total size of every declared buffer */
+    /* The kinds added after the first three, appended in kind order. */
+    size_t gemm_nodes;
 } cudag_plan_info;
 
 /*

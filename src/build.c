@@ -250,7 +250,7 @@ int cudag__launch_prepare(const cudag__gpu *gpu, const cudag_graph *g,
                             "out of memory describing kernel launches");
         goto fail;
     }
-    cudag__build_ctx b = {gpu, g, c, bufs, NULL};
+    cudag__build_ctx b = {gpu, g, c, bufs, NULL, NULL};
     size_t at = 0;
     for (uint32_t n = 0; n < g->nnodes; n++) {
         const cudag__kind_ops *k = cudag__kind(g->nodes[n].kind);
@@ -281,7 +281,8 @@ int cudag__edge_kinds(const cudag__gpu *gpu, const cudag_graph *g,
     *downgraded = 0;
     int rc = CUDAG_OK;
     /* The code is only read here. */
-    cudag__build_ctx b = {gpu, g, (cudag__code *)(uintptr_t)c, NULL, NULL};
+    cudag__build_ctx b = {gpu, g, (cudag__code *)(uintptr_t)c, NULL, NULL,
+                          NULL};
     for (uint32_t i = 0; i < g->nedges; i++) {
         const cudag__edge *e = &g->edges[i];
         kinds[i] = (uint8_t)e->kind;
@@ -296,6 +297,12 @@ int cudag__edge_kinds(const cudag__gpu *gpu, const cudag_graph *g,
         why[0] = '\0';
         const cudag__kind_ops *fk = cudag__kind(from->kind);
         const cudag__kind_ops *tk = cudag__kind(to->kind);
+        if ((fk && fk->pdl_full) || (tk && tk->pdl_full)) {
+            /* The checker warned at the edge already. */
+            kinds[i] = CUDAG_EDGE_FULL;
+            (*downgraded)++;
+            continue;
+        }
         if (!fk || !tk || !fk->pdl_end || !tk->pdl_end) {
             snprintf(why, sizeof why, "both ends must be kernel nodes");
         } else if (gpu->cc_major < 9) {
@@ -334,9 +341,16 @@ void cudag__built_free(const cudag__gpu *gpu, cudag__built *b)
 {
     if (b->graph)
         gpu->drv->cuGraphDestroy(b->graph);
+    /* After the graph: nothing in it points at what the list holds now. */
+    while (b->keep) {
+        cudag__keep *k = b->keep;
+        b->keep = k->next;
+        k->release(gpu, k);
+    }
     cudag__free(b->nodes);
     memset(b, 0, sizeof *b);
 }
+
 
 uint32_t cudag__built_find(const cudag__built *b, CUgraphNode h)
 {
@@ -422,7 +436,7 @@ int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
     /* Nodes first, edges after: every dependency then goes through one
      * call that carries its edge data, in an order that does not depend on
      * how the nodes were declared. */
-    cudag__build_ctx bc = {gpu, g, NULL, bufs, l};
+    cudag__build_ctx bc = {gpu, g, NULL, bufs, l, &b->keep};
     for (uint32_t n = 0; n < g->nnodes; n++)
         if ((rc = add_node(&bc, n, b, err)) != CUDAG_OK)
             goto fail;

@@ -115,10 +115,21 @@ enum {
                                    written between them, others are full */
 };
 
+/* What a node's driver objects use for as long as the built graph, or an
+ * exec instantiated from it, lives (a gemm's workspace): a list the built
+ * graph owns.  A kind embeds it first in a struct of its own. */
+typedef struct cudag__keep {
+    struct cudag__keep *next;
+    uint32_t node;              /* the IR node it belongs to */
+    /* Frees what k holds, and k; its context is current. */
+    void (*release)(const cudag__gpu *gpu, struct cudag__keep *k);
+} cudag__keep;
+
 typedef struct cudag__built {
     CUgraph graph;
     CUgraphNode *nodes;         /* per IR node */
     uint32_t nnodes;
+    cudag__keep *keep;          /* released after the graph is destroyed */
 } cudag__built;
 
 /*

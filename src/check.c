@@ -214,6 +214,20 @@ static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
     bool fok = fk && fk->pdl_end, tok = tk && tk->pdl_end;
     if (fok && tok)
         return;
+    /* An end that runs kernels of its own makes the edge a full one,
+     * safely: say so where it was written. */
+    bool fsafe = fok || (fk && fk->pdl_full);
+    bool tsafe = tok || (tk && tk->pdl_full);
+    if (fsafe && tsafe) {
+        const cudag__node *lib = fok ? t : f;
+        cudag__check_warn(c, CUDAG_EPDL, e->pos,
+                          "%s edge %s -> %s built as a full edge: '%s' is a "
+                          "%s node (%s)",
+                          cudag_edge_kind_name(e->kind), f->name, t->name,
+                          lib->name, cudag__node_kind_name(lib->kind),
+                          cudag__kind(lib->kind)->pdl_full);
+        return;
+    }
     char which[600];
     if (!fok && !tok)
         snprintf(which, sizeof which, "'%s' is a %s node, '%s' is a %s node",

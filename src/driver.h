@@ -35,6 +35,8 @@
     X(cuStreamCreate, 2000)                                                    \
     X(cuStreamDestroy, 4000)                                                   \
     X(cuStreamSynchronize, 2000)                                               \
+    X(cuStreamBeginCapture, 10010)                                             \
+    X(cuStreamEndCapture, 10000)                                               \
     X(cuEventCreate, 2000)                                                     \
     X(cuEventRecord, 2000)                                                     \
     X(cuEventSynchronize, 2000)                                                \
@@ -62,6 +64,7 @@
     X(cuGraphAddKernelNode, 12000)                                             \
     X(cuGraphAddMemsetNode, 10000)                                             \
     X(cuGraphAddMemcpyNode, 10000)                                             \
+    X(cuGraphAddChildGraphNode, 10000)                                         \
     X(cuGraphAddDependencies, 12030)                                           \
     X(cuGraphGetEdges, 12030)                                                  \
     X(cuGraphInstantiateWithParams, 12000)                                     \
@@ -71,6 +74,7 @@
     X(cuGraphExecKernelNodeSetParams, 12000)                                   \
     X(cuGraphExecMemsetNodeSetParams, 10020)                                   \
     X(cuGraphExecMemcpyNodeSetParams, 10020)                                   \
+    X(cuGraphExecChildGraphNodeSetParams, 11010)                               \
     X(cuGraphExecUpdate, 12000)
 
 /* The oldest driver (cuDriverGetVersion) every entry above exists in. */

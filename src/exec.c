@@ -863,6 +863,11 @@ int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
         /* The exec now runs ng's parameters.  The CUgraph it was
          * instantiated from stays: its node handles still address the
          * exec's nodes, which the new graph's mirror one for one. */
+        /* What the new graph's nodes use (gemm workspaces) is what the
+         * exec's nodes use now; the old is released with nb. */
+        cudag__keep *keep = x->built.keep;
+        x->built.keep = nb.keep;
+        nb.keep = keep;
         cudag__built_free(&x->gpu, &nb);
         cudag__launch_free(&x->launch);
         x->launch = nl;

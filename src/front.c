@@ -86,6 +86,21 @@ int cudag__eval(cudag__lower *lw, const cudag__doc *n,
                             lw->d, out);
 }
 
+bool cudag__parse_bool(const cudag__doc *n, bool *out)
+{
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "off"};
+    if (n->type != CUDAG__DOC_SCALAR)
+        return false;
+    for (size_t i = 0; i < 5; i++) {
+        if (strcmp(n->str, yes[i]) == 0)
+            return (*out = true), true;
+        if (strcmp(n->str, no[i]) == 0)
+            return (*out = false), true;
+    }
+    return false;
+}
+
 bool cudag__parse_float(const char *s, size_t len, double *out)
 {
     /* A float is a decimal number with a '.' or an exponent: "2" stays an

@@ -80,6 +80,10 @@ unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
 int cudag__eval(cudag__lower *lw, const cudag__doc *n,
                 const cudag__binding *env, int64_t *out);
 
+/* A YAML boolean scalar (true/false, yes/no, on/off): returns true and sets
+ * *out if n is one. */
+bool cudag__parse_bool(const cudag__doc *n, bool *out);
+
 /* Parses a number written as a float (1e-5, -0.5, 2.0, inf is refused).
  * Returns true and sets *out if s is one. */
 bool cudag__parse_float(const char *s, size_t len, double *out);

@@ -107,6 +107,28 @@ typedef struct cudag__memcpy {
     uint64_t dst_offset, src_offset, count;   /* elements */
 } cudag__memcpy;
 
+/* The operands of a gemm node, in this order in cudag__gemm.op[]. */
+enum { CUDAG__GEMM_A, CUDAG__GEMM_B, CUDAG__GEMM_C, CUDAG__GEMM_D,
+       CUDAG__GEMM_BIAS, CUDAG__GEMM_NOPS };
+
+typedef struct cudag__operand {
+    uint32_t buffer;            /* CUDAG__NONE: absent */
+    uint64_t offset;            /* elements */
+    int64_t ld;                 /* elements between rows; 0: packed */
+    int64_t stride;             /* elements between batches; < 0: packed */
+    cudag__pos pos, ld_pos, stride_pos;
+} cudag__operand;
+
+/* D = alpha·op(A)·op(B) + beta·C (+ bias), row-major (cudag_gemm). */
+typedef struct cudag__gemm {
+    int64_t m, n, k, batch;
+    bool trans_a, trans_b;
+    cudag_epilogue epilogue;
+    double alpha, beta;
+    cudag__operand op[CUDAG__GEMM_NOPS];
+    cudag__pos shape_pos, batch_pos, epilogue_pos;
+} cudag__gemm;
+
 typedef struct cudag__node {
     const char *name;           /* full name: "layer[3].norm" */
     cudag_node_kind kind;
@@ -116,6 +138,7 @@ typedef struct cudag__node {
         cudag__kernel k;
         cudag__memset set;
         cudag__memcpy cpy;
+        cudag__gemm mm;
     } u;
 } cudag__node;
 

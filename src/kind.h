@@ -1,5 +1,5 @@
-/* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy)
- * lives in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the
+/* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy,
+ * gemm) lives in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the
  * stages (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes
  * and call through cudag__kind(), never switching on a node's kind.
  * docs/architecture.md shows where this sits in the pipeline. */
@@ -20,6 +20,9 @@ typedef struct cudag__build_ctx {
     const CUdeviceptr *bufs;    /* per buffer: its device address */
     const cudag__launches *l;   /* per node: launch descriptions; NULL
                                    while describing */
+    cudag__keep **keep;         /* while adding: the built graph's list of
+                                   what its nodes use (build.h); NULL
+                                   otherwise */
 } cudag__build_ctx;
 
 /*
@@ -62,6 +65,11 @@ typedef struct cudag__kind_ops {
     /* May the node be an end of a programmatic or launch-order edge?  (Its
      * driver node has the ports CU_GRAPH_KERNEL_NODE_PORT_*.) */
     bool pdl_end;
+    /* For a kind that is not a pdl_end but runs kernels of its own (a
+     * library's, in a child graph): why such an edge into or out of it is
+     * built as a full edge.  The checker warns with it at the edge, where
+     * otherwise the edge is an error; the build makes the edge full. */
+    const char *pdl_full;
     /* Where cudag_plan counts this kind: offsetof(cudag_plan_info, …). */
     size_t plan_count;
 
@@ -142,5 +150,6 @@ const char *cudag__node_kind_name(cudag_node_kind k);
 extern const cudag__kind_ops cudag__kind_kernel;
 extern const cudag__kind_ops cudag__kind_memset;
 extern const cudag__kind_ops cudag__kind_memcpy;
+extern const cudag__kind_ops cudag__kind_gemm;
 
 #endif /* CUDAG_KIND_H */

@@ -13,21 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static bool parse_bool(const cudag__doc *n, bool *out)
-{
-    static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"};
-    static const char *const no[] = {"false", "False", "FALSE", "no", "off"};
-    if (n->type != CUDAG__DOC_SCALAR)
-        return false;
-    for (size_t i = 0; i < 5; i++) {
-        if (strcmp(n->str, yes[i]) == 0)
-            return (*out = true), true;
-        if (strcmp(n->str, no[i]) == 0)
-            return (*out = false), true;
-    }
-    return false;
-}
-
 static bool name_ok(cudag__lower *lw, const cudag__doc *k, const char *what)
 {
     if (cudag__is_ident(k->str, k->len))
@@ -585,7 +570,7 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
             continue;
         }
         bool is_pdl = false;
-        if (pdl && !parse_bool(pdl, &is_pdl)) {
+        if (pdl && !cudag__parse_bool(pdl, &is_pdl)) {
             cudag__lerr(lw, CUDAG_EKEY, pdl->pos,
                         "pdl must be true or false");
             continue;

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 void tdiag_fn(void *user, const cudag_error *e)
 {
@@ -100,4 +102,31 @@ uint64_t tseed(void)
     fprintf(stderr, "# seed %llu (CUDAG_TEST_SEED replays it)\n",
             (unsigned long long)s);
     return s;
+}
+
+void tchild(void (*fn)(void *arg, char *out, size_t cap), void *arg,
+            char *out, size_t cap)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        char buf[4096] = "";
+        fn(arg, buf, sizeof buf);
+        size_t n = strlen(buf);
+        _exit(write(fds[1], buf, n) == (ssize_t)n ? 0 : 2);
+    }
+    close(fds[1]);
+    size_t len = 0;
+    ssize_t n;
+    while (len + 1 < cap && (n = read(fds[0], out + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    out[len] = '\0';
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }

@@ -51,4 +51,10 @@ void tassert_contains(const char *hay, const char *needle, const char *file,
 double trand(uint64_t *state, double lo, double hi);
 uint64_t tseed(void);
 
+/* Runs fn(arg, out, cap) in a child process, for what a process does only
+ * once (opening a library), and copies the text it wrote into out into the
+ * parent's out.  Fails the test when the child does not exit cleanly. */
+void tchild(void (*fn)(void *arg, char *out, size_t cap), void *arg,
+            char *out, size_t cap);
+
 #endif

@@ -1,8 +1,11 @@
 /* fake_driver.h — a CUDA driver table that runs on the CPU, for the CPU
- * suites (test_driver.c, test_build.c).  Device memory is host memory, a few
- * kernels have host implementations, graph launches run nodes in
- * topological order, and every call can be made to fail: arm the n-th call
- * with fake_fail_at(n) and sweep n over a whole scenario.  Every object the
+ * suites (test_driver.c, test_build.c, test_gemm.c).  Device memory is host
+ * memory, a few kernels have host implementations, graph launches run nodes
+ * (child graphs and host functions included) in topological order, stream
+ * capture records stream-ordered calls into a graph (and breaks, as the
+ * driver's does, on a synchronize or an allocation), and every call can be
+ * made to fail: arm the n-th call with fake_fail_at(n) and sweep n over a
+ * whole scenario.  Every object the
  * fake hands out is tracked, so a test can assert that the library released
  * everything (fake_live()).  Header-only: each suite gets its own copy. */
 #ifndef CUDAG_FAKE_DRIVER_H
@@ -27,6 +30,8 @@ typedef struct fake_kernel {
     void (*run)(void **params, const unsigned grid[3], const unsigned block[3]);
 } fake_kernel;
 
+struct fake_graph;
+
 typedef struct fake_node {
     CUgraphNodeType type;
     int index;
@@ -35,6 +40,12 @@ typedef struct fake_node {
     uint64_t vals[FAKE_MAXP];
     CUDA_MEMSET_NODE_PARAMS set;
     CUDA_MEMCPY3D cpy;
+    struct fake_graph *child;   /* GRAPH: a copy the node owns */
+    CUhostFn host;              /* HOST: called with host_arg, or with the */
+    void *host_arg;             /* node's blob when blob_arg is set */
+    int blob_arg;
+    CUevent event;              /* EVENT_RECORD, WAIT_EVENT */
+    unsigned char blob[512];    /* what a fake library recorded */
 } fake_node;
 
 typedef struct fake_edge {
@@ -76,6 +87,11 @@ typedef struct fake_state {
     long set_params;            /* exec node updates (any kind) */
     CUresult set_attr_result;
     int smem_attr_value;        /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+    CUstream capture_stream;    /* the stream being captured, or NULL */
+    fake_graph *capture;        /* what its capture recorded */
+    int capture_last;           /* the last node recorded, -1 for none */
+    CUresult capture_broken;    /* why the capture became invalid, or 0 */
+    long captures;              /* captures begun */
 } fake_state;
 
 static fake_state F;
@@ -133,9 +149,13 @@ static void *fake_obj(size_t n)
 {
     if (F.nobjs == FAKE_MAXOBJ)
         return NULL;
-    void *p = calloc(1, n ? n : 1);
-    if (p)
+    /* 256-byte aligned, as cuMemAlloc's memory is. */
+    size_t size = ((n ? n : 1) + 255) & ~(size_t)255;
+    void *p = aligned_alloc(256, size);
+    if (p) {
+        memset(p, 0, size);
         F.objs[F.nobjs++] = p;
+    }
     return p;
 }
 
@@ -171,6 +191,85 @@ static int fake_tick(const char *name)
             return CUDA_ERROR_UNKNOWN;                                         \
     } while (0)
 
+/* ---- graphs and capture ---------------------------------------------------- */
+
+static void fake_graph_free(fake_graph *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->nnodes; i++) {
+        fake_graph_free(g->nodes[i]->child);
+        fake_drop(g->nodes[i]);
+    }
+    fake_drop(g);
+}
+
+/* A deep copy (child graphs included); NULL when out of objects. */
+static fake_graph *fake_clone(const fake_graph *src)
+{
+    fake_graph *g = fake_obj(sizeof *g);
+    if (!g)
+        return NULL;
+    for (int i = 0; i < src->nnodes; i++) {
+        fake_node *n = fake_obj(sizeof *n);
+        if (!n) {
+            fake_graph_free(g);
+            return NULL;
+        }
+        *n = *src->nodes[i];
+        n->child = NULL;
+        g->nodes[g->nnodes++] = n;
+        if (src->nodes[i]->child &&
+            !(n->child = fake_clone(src->nodes[i]->child))) {
+            fake_graph_free(g);
+            return NULL;
+        }
+    }
+    memcpy(g->edges, src->edges, sizeof g->edges);
+    g->nedges = src->nedges;
+    return g;
+}
+
+/* The node a stream-ordered call on s records, when s is being captured
+ * (after the last one, with a full edge); NULL when it is not. */
+static fake_node *fake_record(CUstream s, CUgraphNodeType type)
+{
+    if (!F.capture_stream || s != F.capture_stream)
+        return NULL;
+    fake_graph *g = F.capture;
+    fake_node *n = g->nnodes < FAKE_MAXN ? fake_obj(sizeof *n) : NULL;
+    if (!n) {
+        F.capture_broken = CUDA_ERROR_OUT_OF_MEMORY;
+        return NULL;
+    }
+    n->type = type;
+    n->index = g->nnodes;
+    g->nodes[g->nnodes++] = n;
+    if (F.capture_last >= 0 && g->nedges < FAKE_MAXE) {
+        g->edges[g->nedges].from = F.capture_last;
+        g->edges[g->nedges].to = n->index;
+        g->nedges++;
+    }
+    F.capture_last = n->index;
+    return n;
+}
+
+/* What a call that a capture cannot hold does while one is under way (this
+ * fake's captures are all thread-local): it breaks the capture. */
+static CUresult fake_unsafe_in_capture(void)
+{
+    if (!F.capture_stream)
+        return CUDA_SUCCESS;
+    F.capture_broken = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+#define FAKE_IN_CAPTURE(s)                                                     \
+    do {                                                                       \
+        if (F.capture_stream && (s) == F.capture_stream && F.capture_broken)   \
+            return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;                      \
+    } while (0)
+
 /* ---- the entry points ---------------------------------------------------- */
 
 static CUresult fk_GetErrorName(CUresult r, const char **s)
@@ -184,6 +283,14 @@ static CUresult fk_GetErrorName(CUresult r, const char **s)
     case CUDA_ERROR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
     case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
         *s = "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE";
+        break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case CUDA_ERROR_ILLEGAL_STATE: *s = "CUDA_ERROR_ILLEGAL_STATE"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+        *s = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+        break;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+        *s = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
         break;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
@@ -278,7 +385,7 @@ static CUresult fk_CtxGetDevice(CUdevice *d)
 static CUresult fk_CtxSynchronize(void)
 {
     FAKE_CALL("cuCtxSynchronize");
-    return CUDA_SUCCESS;
+    return fake_unsafe_in_capture();
 }
 static CUresult fk_StreamCreate(CUstream *s, unsigned f)
 {
@@ -289,13 +396,51 @@ static CUresult fk_StreamCreate(CUstream *s, unsigned f)
 }
 static CUresult fk_StreamDestroy(CUstream s)
 {
+    /* A failed destroy still releases: the handle is gone either way. */
+    int ok = fake_drop(s);
     FAKE_CALL("cuStreamDestroy");
-    return fake_drop(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fk_StreamSynchronize(CUstream s)
 {
     (void)s;
     FAKE_CALL("cuStreamSynchronize");
+    return fake_unsafe_in_capture();
+}
+static CUresult fk_BeginCapture(CUstream s, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    FAKE_CALL("cuStreamBeginCapture");
+    if (F.capture_stream)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    if (!(F.capture = fake_obj(sizeof(fake_graph))))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    F.capture_stream = s;
+    F.capture_last = -1;
+    F.capture_broken = CUDA_SUCCESS;
+    F.captures++;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_EndCapture(CUstream s, CUgraph *out)
+{
+    *out = NULL;
+    if (!F.capture_stream || s != F.capture_stream)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    /* Ended, whatever the outcome: as the driver, the fake keeps nothing of
+     * a failed capture. */
+    fake_graph *g = F.capture;
+    CUresult broken = F.capture_broken;
+    F.capture = NULL;
+    F.capture_stream = NULL;
+    if (fake_tick("cuStreamEndCapture")) {
+        fake_graph_free(g);
+        return CUDA_ERROR_UNKNOWN;
+    }
+    if (broken) {
+        fake_graph_free(g);
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    *out = (CUgraph)g;
     return CUDA_SUCCESS;
 }
 static CUresult fk_EventCreate(CUevent *e, unsigned f)
@@ -341,6 +486,8 @@ static CUresult fk_MemGetInfo(size_t *f, size_t *t)
 static CUresult fk_MemAlloc(CUdeviceptr *p, size_t n)
 {
     FAKE_CALL("cuMemAlloc");
+    if (fake_unsafe_in_capture() != CUDA_SUCCESS)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     void *m = fake_obj(n);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -368,19 +515,37 @@ static CUresult fk_DtoH(void *h, CUdeviceptr d, size_t n, CUstream s)
     memcpy(h, (void *)(uintptr_t)d, n);
     return CUDA_SUCCESS;
 }
+/* Records a memset on s when s is being captured; false when it is not. */
+static int fake_record_memset(CUstream s, CUdeviceptr d, unsigned size,
+                              size_t n, unsigned v)
+{
+    fake_node *rec = fake_record(s, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (!rec)
+        return 0;
+    rec->set.dst = d;
+    rec->set.elementSize = size;
+    rec->set.width = n;
+    rec->set.height = 1;
+    rec->set.value = v;
+    return 1;
+}
 static CUresult fk_MemsetD8(CUdeviceptr d, unsigned char v, size_t n,
                             CUstream s)
 {
-    (void)s;
     FAKE_CALL("cuMemsetD8Async");
+    FAKE_IN_CAPTURE(s);
+    if (fake_record_memset(s, d, 1, n, v))
+        return CUDA_SUCCESS;
     memset((void *)(uintptr_t)d, v, n);
     return CUDA_SUCCESS;
 }
 static CUresult fk_MemsetD16(CUdeviceptr d, unsigned short v, size_t n,
                              CUstream s)
 {
-    (void)s;
     FAKE_CALL("cuMemsetD16Async");
+    FAKE_IN_CAPTURE(s);
+    if (fake_record_memset(s, d, 2, n, v))
+        return CUDA_SUCCESS;
     for (size_t i = 0; i < n; i++)
         memcpy((char *)(uintptr_t)d + 2 * i, &v, 2);
     return CUDA_SUCCESS;
@@ -388,8 +553,10 @@ static CUresult fk_MemsetD16(CUdeviceptr d, unsigned short v, size_t n,
 static CUresult fk_MemsetD32(CUdeviceptr d, unsigned int v, size_t n,
                              CUstream s)
 {
-    (void)s;
     FAKE_CALL("cuMemsetD32Async");
+    FAKE_IN_CAPTURE(s);
+    if (fake_record_memset(s, d, 4, n, v))
+        return CUDA_SUCCESS;
     for (size_t i = 0; i < n; i++)
         memcpy((char *)(uintptr_t)d + 4 * i, &v, 4);
     return CUDA_SUCCESS;
@@ -397,8 +564,15 @@ static CUresult fk_MemsetD32(CUdeviceptr d, unsigned int v, size_t n,
 static CUresult fk_MemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n,
                               CUstream st)
 {
-    (void)st;
     FAKE_CALL("cuMemcpyDtoDAsync");
+    FAKE_IN_CAPTURE(st);
+    fake_node *rec = fake_record(st, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (rec) {
+        rec->cpy.srcDevice = s;
+        rec->cpy.dstDevice = d;
+        rec->cpy.WidthInBytes = n;
+        return CUDA_SUCCESS;
+    }
     memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
     return CUDA_SUCCESS;
 }
@@ -476,11 +650,26 @@ static CUresult fk_FuncGetParamInfo(CUfunction f, size_t i, size_t *off,
     *size = k->sizes[i];
     return CUDA_SUCCESS;
 }
+static void fake_kernel_copy(fake_node *n, const CUDA_KERNEL_NODE_PARAMS *p);
 static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
                                   void **p, void **e)
 {
-    (void)c, (void)f, (void)p, (void)e;
+    (void)e;
     FAKE_CALL("cuLaunchKernelEx");
+    FAKE_IN_CAPTURE(c->hStream);
+    fake_node *rec = fake_record(c->hStream, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (rec) {
+        CUDA_KERNEL_NODE_PARAMS kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = f;
+        kp.gridDimX = c->gridDimX, kp.gridDimY = c->gridDimY;
+        kp.gridDimZ = c->gridDimZ;
+        kp.blockDimX = c->blockDimX, kp.blockDimY = c->blockDimY;
+        kp.blockDimZ = c->blockDimZ;
+        kp.sharedMemBytes = c->sharedMemBytes;
+        kp.kernelParams = p;
+        fake_kernel_copy(rec, &kp);
+    }
     return CUDA_SUCCESS;
 }
 static CUresult fk_GraphCreate(CUgraph *g, unsigned f)
@@ -492,13 +681,17 @@ static CUresult fk_GraphCreate(CUgraph *g, unsigned f)
 }
 static CUresult fk_GraphDestroy(CUgraph hg)
 {
-    FAKE_CALL("cuGraphDestroy");
     fake_graph *g = (fake_graph *)hg;
-    for (int i = 0; i < g->nnodes; i++)
-        fake_drop(g->nodes[i]);
     if (F.last_graph == g)
         F.last_graph = NULL;
-    return fake_drop(g) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    /* A failed destroy still releases: the handle is gone either way. */
+    int found = 0;
+    for (int i = 0; i < F.nobjs && !found; i++)
+        found = F.objs[i] == g;
+    if (found)
+        fake_graph_free(g);
+    FAKE_CALL("cuGraphDestroy");
+    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fake_add_node(CUgraphNode *out, CUgraph hg, size_t ndeps,
                          fake_node **n)
@@ -570,6 +763,25 @@ static CUresult fk_AddMemcpyNode(CUgraphNode *out, CUgraph g,
     }
     return r;
 }
+static CUresult fk_AddChildGraphNode(CUgraphNode *out, CUgraph g,
+                                     const CUgraphNode *deps, size_t nd,
+                                     CUgraph child)
+{
+    (void)deps;
+    FAKE_CALL("cuGraphAddChildGraphNode");
+    fake_graph *copy = fake_clone((const fake_graph *)child);
+    if (!copy)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r != CUDA_SUCCESS) {
+        fake_graph_free(copy);
+        return r;
+    }
+    n->type = CU_GRAPH_NODE_TYPE_GRAPH;
+    n->child = copy;
+    return CUDA_SUCCESS;
+}
 static CUresult fk_AddDependencies(CUgraph hg, const CUgraphNode *from,
                                    const CUgraphNode *to,
                                    const CUgraphEdgeData *ed, size_t n)
@@ -626,9 +838,19 @@ static CUresult fk_Instantiate(CUgraphExec *out, CUgraph hg,
     fake_exec *x = fake_obj(sizeof *x);
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; i < g->nnodes; i++)
+    for (int i = 0; i < g->nnodes; i++) {
         x->nodes[i] = *g->nodes[i];
-    x->nnodes = g->nnodes;
+        x->nodes[i].child = NULL;
+        x->nnodes = i + 1;
+        /* The exec owns copies of child graphs, as the driver's does. */
+        if (g->nodes[i]->child &&
+            !(x->nodes[i].child = fake_clone(g->nodes[i]->child))) {
+            for (int j = 0; j < i; j++)
+                fake_graph_free(x->nodes[j].child);
+            fake_drop(x);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
     memcpy(x->edges, g->edges, sizeof x->edges);
     x->nedges = g->nedges;
     F.last_graph = g;
@@ -643,6 +865,9 @@ static CUresult fk_GraphUpload(CUgraphExec x, CUstream s)
     FAKE_CALL("cuGraphUpload");
     return CUDA_SUCCESS;
 }
+static int fake_run_nodes(const fake_node *const *nodes, int nnodes,
+                          const fake_edge *edges, int nedges);
+
 static void fake_run_node(const fake_node *n)
 {
     switch (n->type) {
@@ -665,35 +890,59 @@ static void fake_run_node(const fake_node *n)
         memmove((void *)(uintptr_t)n->cpy.dstDevice,
                 (const void *)(uintptr_t)n->cpy.srcDevice, n->cpy.WidthInBytes);
         break;
+    case CU_GRAPH_NODE_TYPE_GRAPH: {
+        const fake_node *inner[FAKE_MAXN];
+        for (int i = 0; i < n->child->nnodes; i++)
+            inner[i] = n->child->nodes[i];
+        fake_run_nodes(inner, n->child->nnodes, n->child->edges,
+                       n->child->nedges);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_HOST:
+        n->host(n->blob_arg ? (void *)(uintptr_t)n->blob : n->host_arg);
+        break;
     default:
         break;
     }
 }
+
+/* Kahn's algorithm: a node runs once everything before it has run.
+ * Returns 0, or -1 for a cycle. */
+static int fake_run_nodes(const fake_node *const *nodes, int nnodes,
+                          const fake_edge *edges, int nedges)
+{
+    int indeg[FAKE_MAXN] = {0}, done[FAKE_MAXN] = {0};
+    for (int e = 0; e < nedges; e++)
+        indeg[edges[e].to]++;
+    for (int ran = 0; ran < nnodes;) {
+        int progress = 0;
+        for (int i = 0; i < nnodes; i++) {
+            if (done[i] || indeg[i])
+                continue;
+            fake_run_node(nodes[i]);
+            done[i] = 1;
+            ran++;
+            progress = 1;
+            for (int e = 0; e < nedges; e++)
+                if (edges[e].from == i)
+                    indeg[edges[e].to]--;
+        }
+        if (!progress)
+            return -1;
+    }
+    return 0;
+}
+
 static CUresult fk_GraphLaunch(CUgraphExec hx, CUstream s)
 {
     (void)s;
     FAKE_CALL("cuGraphLaunch");
     fake_exec *x = (fake_exec *)hx;
-    /* Kahn's algorithm: a node runs once everything before it has run. */
-    int indeg[FAKE_MAXN] = {0}, done[FAKE_MAXN] = {0};
-    for (int e = 0; e < x->nedges; e++)
-        indeg[x->edges[e].to]++;
-    for (int ran = 0; ran < x->nnodes;) {
-        int progress = 0;
-        for (int i = 0; i < x->nnodes; i++) {
-            if (done[i] || indeg[i])
-                continue;
-            fake_run_node(&x->nodes[i]);
-            done[i] = 1;
-            ran++;
-            progress = 1;
-            for (int e = 0; e < x->nedges; e++)
-                if (x->edges[e].from == i)
-                    indeg[x->edges[e].to]--;
-        }
-        if (!progress)
-            return CUDA_ERROR_INVALID_VALUE;
-    }
+    const fake_node *nodes[FAKE_MAXN];
+    for (int i = 0; i < x->nnodes; i++)
+        nodes[i] = &x->nodes[i];
+    if (fake_run_nodes(nodes, x->nnodes, x->edges, x->nedges) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
     x->launches++;
     return CUDA_SUCCESS;
 }
@@ -702,7 +951,15 @@ static CUresult fk_ExecDestroy(CUgraphExec x)
     FAKE_CALL("cuGraphExecDestroy");
     if (F.last_exec == (fake_exec *)x)
         F.last_exec = NULL;
-    return fake_drop(x) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    for (int i = 0; i < F.nobjs; i++)
+        if (F.objs[i] == (void *)x) {
+            fake_exec *e = (fake_exec *)x;
+            for (int j = 0; j < e->nnodes; j++)
+                fake_graph_free(e->nodes[j].child);
+            fake_drop(e);
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_HANDLE;
 }
 static fake_node *fake_exec_node(CUgraphExec hx, CUgraphNode h)
 {
@@ -764,12 +1021,45 @@ static CUresult fk_ExecUpdate(CUgraphExec hx, CUgraph hg,
             info->errorNode = (CUgraphNode)g->nodes[i];
             return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
         }
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i]->child &&
+            g->nodes[i]->child->nnodes != x->nodes[i].child->nnodes) {
+            info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+            info->errorNode = (CUgraphNode)g->nodes[i];
+            return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        }
     for (int i = 0; i < g->nnodes; i++) {
         int idx = x->nodes[i].index;
+        fake_graph *old = x->nodes[i].child;
         x->nodes[i] = *g->nodes[i];
         x->nodes[i].index = idx;
+        x->nodes[i].child = NULL;
+        if (g->nodes[i]->child) {
+            /* Out of objects here would leave the exec torn; the fake's
+             * pool is large enough for the suites. */
+            x->nodes[i].child = fake_clone(g->nodes[i]->child);
+            fake_graph_free(old);
+        }
     }
     info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_ExecChildSet(CUgraphExec x, CUgraphNode h, CUgraph child)
+{
+    FAKE_CALL("cuGraphExecChildGraphNodeSetParams");
+    fake_node *n = fake_exec_node(x, h);
+    const fake_graph *c = (const fake_graph *)child;
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_GRAPH)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* As the driver: new parameters, not a new topology. */
+    if (c->nnodes != n->child->nnodes || c->nedges != n->child->nedges)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_graph *copy = fake_clone(c);
+    if (!copy)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_graph_free(n->child);
+    n->child = copy;
+    F.set_params++;
     return CUDA_SUCCESS;
 }
 
@@ -791,6 +1081,8 @@ static const cudag__drv fake_table = {
     .cuStreamCreate = fk_StreamCreate,
     .cuStreamDestroy = fk_StreamDestroy,
     .cuStreamSynchronize = fk_StreamSynchronize,
+    .cuStreamBeginCapture = fk_BeginCapture,
+    .cuStreamEndCapture = fk_EndCapture,
     .cuEventCreate = fk_EventCreate,
     .cuEventRecord = fk_EventRecord,
     .cuEventSynchronize = fk_EventSynchronize,
@@ -818,6 +1110,7 @@ static const cudag__drv fake_table = {
     .cuGraphAddKernelNode = fk_AddKernelNode,
     .cuGraphAddMemsetNode = fk_AddMemsetNode,
     .cuGraphAddMemcpyNode = fk_AddMemcpyNode,
+    .cuGraphAddChildGraphNode = fk_AddChildGraphNode,
     .cuGraphAddDependencies = fk_AddDependencies,
     .cuGraphGetEdges = fk_GraphGetEdges,
     .cuGraphInstantiateWithParams = fk_Instantiate,
@@ -827,6 +1120,7 @@ static const cudag__drv fake_table = {
     .cuGraphExecKernelNodeSetParams = fk_ExecKernelSet,
     .cuGraphExecMemsetNodeSetParams = fk_ExecMemsetSet,
     .cuGraphExecMemcpyNodeSetParams = fk_ExecMemcpySet,
+    .cuGraphExecChildGraphNodeSetParams = fk_ExecChildSet,
     .cuGraphExecUpdate = fk_ExecUpdate,
 };
 

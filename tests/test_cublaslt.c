@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static void cublaslt_opens_the_real_library(void **state)
 {
@@ -87,39 +85,28 @@ static void cublaslt_refuses_another_library(void **state)
                                    "13)");
 }
 
+/* In a child process: the process-wide table forced to a missing path,
+ * asked for twice; writes both statuses, whether the table is NULL and the
+ * message. */
+static void forced_missing(void *arg, char *out, size_t cap)
+{
+    (void)arg;
+    setenv("CUDAG_CUBLASLT", "/nonexistent/libcublasLt.so.13", 1);
+    const cudag__lt *lt = (const cudag__lt *)1;
+    cudag_error e;
+    int rc = cudag__cublaslt(&lt, &e);
+    /* Twice: the failure is remembered. */
+    int rc2 = cudag__cublaslt(&lt, &e);
+    snprintf(out, cap, "%d %d %d %s", rc, rc2, lt == NULL, e.message);
+}
+
 /* The process-wide table opens once, so a forced path is tried in a child
  * process of its own. */
 static void cublaslt_forced_path_names_the_variable(void **state)
 {
     (void)state;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        setenv("CUDAG_CUBLASLT", "/nonexistent/libcublasLt.so.13", 1);
-        const cudag__lt *lt = (const cudag__lt *)1;
-        cudag_error e;
-        int rc = cudag__cublaslt(&lt, &e);
-        /* Twice: the failure is remembered. */
-        int rc2 = cudag__cublaslt(&lt, &e);
-        char out[1200];
-        int n = snprintf(out, sizeof out, "%d %d %d %s", rc, rc2, lt == NULL,
-                         e.message);
-        if (write(fds[1], out, (size_t)n) != n)
-            _exit(2);
-        _exit(0);
-    }
-    close(fds[1]);
     char got[1200];
-    ssize_t n = read(fds[0], got, sizeof got - 1);
-    close(fds[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    assert_true(n > 0);
-    got[n] = '\0';
+    tchild(forced_missing, NULL, got, sizeof got);
     char want[1200];
     snprintf(want, sizeof want,
              "%d %d 1 CUDAG_CUBLASLT=/nonexistent/libcublasLt.so.13: cuBLASLt "

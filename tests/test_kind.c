@@ -11,7 +11,7 @@ static void kind_table_is_indexed_by_kind(void **state)
     (void)state;
     size_t n;
     const cudag__kind_ops *const *kinds = cudag__kinds(&n);
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(kinds[i]->kind, (int)i);
         assert_ptr_equal(cudag__kind((cudag_node_kind)i), kinds[i]);
@@ -21,6 +21,7 @@ static void kind_table_is_indexed_by_kind(void **state)
     assert_string_equal(kinds[CUDAG_NODE_KERNEL]->name, "kernel");
     assert_string_equal(kinds[CUDAG_NODE_MEMSET]->name, "memset");
     assert_string_equal(kinds[CUDAG_NODE_MEMCPY]->name, "memcpy");
+    assert_string_equal(kinds[CUDAG_NODE_GEMM]->name, "gemm");
     assert_null(cudag__kind((cudag_node_kind)n));
     assert_null(cudag__kind((cudag_node_kind)-1));
     assert_string_equal(cudag__node_kind_name((cudag_node_kind)99), "kernel");
@@ -66,6 +67,20 @@ static void kind_only_kernels_end_pdl_edges(void **state)
     assert_true(cudag__kind(CUDAG_NODE_KERNEL)->pdl_end);
     assert_false(cudag__kind(CUDAG_NODE_MEMSET)->pdl_end);
     assert_false(cudag__kind(CUDAG_NODE_MEMCPY)->pdl_end);
+    assert_false(cudag__kind(CUDAG_NODE_GEMM)->pdl_end);
+}
+
+/* A kind that runs kernels of its own in a child graph says why an edge
+ * into it is built full; the others have no such reason. */
+static void kind_library_kinds_explain_full_edges(void **state)
+{
+    (void)state;
+    size_t n;
+    const cudag__kind_ops *const *kinds = cudag__kinds(&n);
+    for (size_t i = 0; i < n; i++)
+        assert_false(kinds[i]->pdl_end && kinds[i]->pdl_full);
+    assert_non_null(cudag__kind(CUDAG_NODE_GEMM)->pdl_full);
+    assert_null(cudag__kind(CUDAG_NODE_MEMSET)->pdl_full);
 }
 
 int main(void)
@@ -74,6 +89,7 @@ int main(void)
         cmocka_unit_test(kind_table_is_indexed_by_kind),
         cmocka_unit_test(kind_entries_are_complete),
         cmocka_unit_test(kind_only_kernels_end_pdl_edges),
+        cmocka_unit_test(kind_library_kinds_explain_full_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

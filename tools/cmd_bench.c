@@ -11,6 +11,7 @@
  * It also reports the host time of every stage and the peak host memory. */
 #include "cli.h"
 #include "exec.h"
+#include "kind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +114,21 @@ static int launch_stream(bench *b, bool pdl)
                 : p.elementSize == 2
                     ? b->drv->cuMemsetD16Async(p.dst, (unsigned short)p.value, p.width, s)
                     : b->drv->cuMemsetD32Async(p.dst, p.value, p.width, s);
-        } else {
+        } else if (node->kind == CUDAG_NODE_MEMCPY) {
             const cudag__memcpy *m = &node->u.cpy;
             size_t es = cudag_type_size(g->buffers[m->src].type);
             r = b->drv->cuMemcpyDtoDAsync(x->bufs[m->dst] + m->dst_offset * es,
                                           x->bufs[m->src] + m->src_offset * es,
                                           m->count * es, s);
+        } else {
+            /* A library call or captured work exists only as a child graph
+             * of the built graph: there is no stream launch to compare. */
+            fprintf(stderr,
+                    "%s bench: node '%s' is a %s node, which runs in the "
+                    "graph modes only; the stream modes need a graph of "
+                    "kernel, memset and memcpy nodes\n",
+                    b->c->prog, node->name, cudag__node_kind_name(node->kind));
+            return CLI_EUSAGE;
         }
         if (r != CUDA_SUCCESS) {
             cudag_error err;

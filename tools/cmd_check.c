@@ -280,11 +280,13 @@ int cmd_plan(cli *c, int argc, char **argv)
         cli_json_string(stdout, cudag_graph_name(g));
         printf(", \"nodes\": %zu, \"kernel_nodes\": %zu, "
                "\"memset_nodes\": %zu, \"memcpy_nodes\": %zu, "
+               "\"gemm_nodes\": %zu, "
                "\"edges\": {\"full\": %zu, \"programmatic\": %zu, "
                "\"launch_order\": %zu}, \"depth\": %zu, \"width\": %zu, "
                "\"buffer_bytes\": %llu}\n",
                info.nodes, info.kernel_nodes,
-               info.memset_nodes, info.memcpy_nodes, info.edges[0],
+               info.memset_nodes, info.memcpy_nodes, info.gemm_nodes,
+               info.edges[0],
                info.edges[1], info.edges[2], info.depth, info.width,
                (unsigned long long)info.buffer_bytes);
     } else {

@@ -25,6 +25,7 @@
  */
 #include "cudag.h"
 #include "ir.h"
+#include "kind.h"
 #include "lower.h"
 
 #include <dirent.h>
@@ -369,7 +370,7 @@ static void exercise(const input *in, const cudag_graph *g, bool failing)
         REQUIRE(strlen(name) <= CUDAG__MAX_FULL_NAME, "node name too long");
         REQUIRE(cudag_graph_find_node(g, name) == (long)i,
                 "node '%s' (%zu) not found by its name", name, i);
-        REQUIRE(cudag_graph_node_kind(g, i) <= CUDAG_NODE_MEMCPY, "kind");
+        REQUIRE(cudag__kind(cudag_graph_node_kind(g, i)) != NULL, "kind");
     }
     for (size_t i = 0; i < ne; i++) {
         size_t f, t;
@@ -400,7 +401,9 @@ static void exercise(const input *in, const cudag_graph *g, bool failing)
     if (rc == CUDAG_OK) {
         REQUIRE(text, "plan text");
         REQUIRE(pi.nodes == n &&
-                    pi.kernel_nodes + pi.memset_nodes + pi.memcpy_nodes == n,
+                    pi.kernel_nodes + pi.memset_nodes + pi.memcpy_nodes +
+                            pi.gemm_nodes ==
+                        n,
                 "plan: node counts");
         REQUIRE(pi.edges[0] + pi.edges[1] + pi.edges[2] == ne, "plan: edges");
         REQUIRE(pi.depth <= n && pi.width <= n && (n == 0) == (pi.depth == 0) &&

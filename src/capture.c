@@ -1,0 +1,107 @@
+/* capture.c — records work on a stream into a CUDA graph by stream capture
+ * and adds it as a child-graph node (or gives it to one in an instantiated
+ * graph), turning what the driver says about a broken capture into a
+ * sentence that names the node. */
+#include "capture.h"
+
+#include <string.h>
+
+/* What a failed capture most likely means, for the message. */
+static const char *capture_hint(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+        return ": something in it synchronized or allocated (a stream or "
+               "device synchronize, a blocking copy, cuMemAlloc, an event "
+               "query), which a capture cannot hold";
+    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+        return ": work forked onto another stream was not joined back into "
+               "the captured stream";
+    case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+        return ": the capture was ended elsewhere (the work must return with "
+               "the stream still capturing)";
+    default:
+        return "";
+    }
+}
+
+int cudag__capture(const cudag__gpu *gpu, const cudag__node *n,
+                   cudag__record_fn fn, void *user, CUgraph *child,
+                   cudag_error *err)
+{
+    const cudag__drv *d = gpu->drv;
+    *child = NULL;
+    CUstream s = NULL;
+    CUresult r = d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, n->pos,
+                              "cuStreamCreate: a stream to capture node '%s' "
+                              "on",
+                              n->name);
+    int rc = CUDAG_OK;
+    r = d->cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (r != CUDA_SUCCESS) {
+        rc = cudag__cu_fail(err, d, r, n->pos,
+                            "cuStreamBeginCapture for node '%s'", n->name);
+        goto out;
+    }
+    rc = fn(user, s, err);
+    if (rc != CUDAG_OK)
+        cudag__error_prefix(err, n->pos, "node '%s'", n->name);
+    /* The capture ends whatever fn did, so that nothing stays capturing. */
+    CUgraph got = NULL;
+    r = d->cuStreamEndCapture(s, &got);
+    if (rc == CUDAG_OK && r != CUDA_SUCCESS)
+        rc = cudag__cu_fail(err, d, r, n->pos,
+                            "cuStreamEndCapture: the work of node '%s' could "
+                            "not be captured%s",
+                            n->name, capture_hint(r));
+    if (rc == CUDAG_OK && !got)
+        rc = cudag__fail_at(err, CUDAG_ECUDA, n->pos,
+                            "cuStreamEndCapture: node '%s' captured no graph",
+                            n->name);
+    if (rc == CUDAG_OK)
+        *child = got;
+    else if (got)
+        (void)d->cuGraphDestroy(got);
+out:
+    (void)d->cuStreamDestroy(s);
+    return rc;
+}
+
+int cudag__capture_node(const cudag__gpu *gpu, const cudag__node *n,
+                        cudag__record_fn fn, void *user, CUgraph graph,
+                        CUgraphNode *out, cudag_error *err)
+{
+    CUgraph child;
+    int rc = cudag__capture(gpu, n, fn, user, &child, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUresult r =
+        gpu->drv->cuGraphAddChildGraphNode(out, graph, NULL, 0, child);
+    if (r != CUDA_SUCCESS)
+        rc = cudag__cu_fail(err, gpu->drv, r, n->pos,
+                            "cuGraphAddChildGraphNode for node '%s'", n->name);
+    /* The node holds a copy. */
+    (void)gpu->drv->cuGraphDestroy(child);
+    return rc;
+}
+
+int cudag__capture_update(const cudag__gpu *gpu, const cudag__node *n,
+                          cudag__record_fn fn, void *user, CUgraphExec ge,
+                          CUgraphNode h, cudag_error *err)
+{
+    CUgraph child;
+    int rc = cudag__capture(gpu, n, fn, user, &child, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUresult r = gpu->drv->cuGraphExecChildGraphNodeSetParams(ge, h, child);
+    if (r != CUDA_SUCCESS)
+        rc = cudag__cu_fail(err, gpu->drv, r, n->pos,
+                            "cuGraphExecChildGraphNodeSetParams: node '%s'",
+                            n->name);
+    (void)gpu->drv->cuGraphDestroy(child);
+    return rc;
+}
