@@ -177,7 +177,11 @@ typedef enum cudag_node_kind {
     CUDAG_NODE_KERNEL = 0,
     CUDAG_NODE_MEMSET = 1,
     CUDAG_NODE_MEMCPY = 2,
-    CUDAG_NODE_GEMM = 3         /* a cuBLASLt matrix multiply */
+    CUDAG_NODE_GEMM = 3,        /* a cuBLASLt matrix multiply */
+    CUDAG_NODE_CAPTURE = 4,     /* the program's work, recorded on a stream */
+    CUDAG_NODE_EVENT_RECORD = 5,/* records the program's CUevent */
+    CUDAG_NODE_EVENT_WAIT = 6,  /* waits for the program's CUevent */
+    CUDAG_NODE_HOST = 7         /* calls a host function */
 } cudag_node_kind;
 
 /* ------------------------------------------------------------------ */
@@ -352,6 +356,49 @@ typedef struct cudag_gemm {
 CUDAG_API int cudag_add_gemm(cudag_graph *g, const char *name,
                              const cudag_gemm *gemm, cudag_error *err);
 
+/* ---- nodes only the C API makes: the program's own work, its events, host
+ * functions (docs/api.md, "The program's own work in the graph") ---- */
+
+/*
+ * Records the program's own work: fn(user, stream) issues work on `stream`
+ * (a CUstream, as void*): kernel launches, library calls (cuBLAS, cuDNN,
+ * NCCL, …), async copies and memsets, or work on streams forked from it with
+ * events and joined back.  Returns 0, or any other value to fail.  cudag
+ * calls it when the graph is instantiated (and again each time the graph is
+ * built anew: cudag_exec_set_var, `cudag bench`), with the exec's context
+ * current and `stream` being captured; what it issued becomes one
+ * child-graph node, which joins the graph's edges like any node.  The work
+ * is recorded, not run: pointers and scalars are captured as they are then.
+ * A capture cannot hold a call that waits for the device or allocates
+ * (cuStreamSynchronize, cuCtxSynchronize, a cuMemcpy without Async,
+ * cuMemAlloc, cudaMalloc, an event query…): the instantiation fails naming
+ * the node.
+ */
+typedef int (*cudag_capture_fn)(void *user, void *stream);
+
+CUDAG_API int cudag_add_capture(cudag_graph *g, const char *name,
+                                cudag_capture_fn fn, void *user,
+                                cudag_error *err);
+
+/* Records `event` (a CUevent, as void*, the program's; it must outlive every
+ * exec of the graph) when every node before this one has finished, so that
+ * the program's other streams can wait for that point of each replay. */
+CUDAG_API int cudag_add_event_record(cudag_graph *g, const char *name,
+                                     void *event, cudag_error *err);
+
+/* Waits, before the nodes after this one, for the last record of `event`
+ * (a CUevent, as void*) on the program's other streams. */
+CUDAG_API int cudag_add_event_wait(cudag_graph *g, const char *name,
+                                   void *event, cudag_error *err);
+
+/* Calls fn(user) on a driver thread when every node before this one has
+ * finished; the nodes after it start when it returns.  fn must not call the
+ * CUDA API (the driver's rule for host nodes). */
+typedef void (*cudag_host_fn)(void *user);
+
+CUDAG_API int cudag_add_host(cudag_graph *g, const char *name,
+                             cudag_host_fn fn, void *user, cudag_error *err);
+
 CUDAG_API int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
                              cudag_edge_kind kind, cudag_error *err);
 
@@ -405,7 +452,8 @@ typedef struct cudag_plan_info {
     size_t width;               /* most nodes on one level of the ASAP schedule */
     uint64_t buffer_bytes;      /* total size of every declared buffer */
     /* The kinds added after the first three, appended in kind order. */
-    size_t gemm_nodes;
+    size_t gemm_nodes, capture_nodes, event_record_nodes, event_wait_nodes,
+        host_nodes;
 } cudag_plan_info;
 
 /*

@@ -4,6 +4,7 @@
  * sentence that names the node. */
 #include "capture.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* What a failed capture most likely means, for the message. */
@@ -47,17 +48,27 @@ int cudag__capture(const cudag__gpu *gpu, const cudag__node *n,
                             "cuStreamBeginCapture for node '%s'", n->name);
         goto out;
     }
-    rc = fn(user, s, err);
-    if (rc != CUDAG_OK)
-        cudag__error_prefix(err, n->pos, "node '%s'", n->name);
+    cudag_error why;
+    cudag__error_clear(&why);
+    rc = fn(user, s, &why);
     /* The capture ends whatever fn did, so that nothing stays capturing. */
     CUgraph got = NULL;
     r = d->cuStreamEndCapture(s, &got);
-    if (rc == CUDAG_OK && r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        /* A broken capture makes the work's later calls fail too: the
+         * capture's reason comes first, what fn said after it. */
+        char then[1100] = "";
+        if (rc != CUDAG_OK)
+            snprintf(then, sizeof then, " (then %s)", why.message);
         rc = cudag__cu_fail(err, d, r, n->pos,
                             "cuStreamEndCapture: the work of node '%s' could "
-                            "not be captured%s",
-                            n->name, capture_hint(r));
+                            "not be captured%s%s",
+                            n->name, capture_hint(r), then);
+    } else if (rc != CUDAG_OK) {
+        if (err)
+            *err = why;
+        cudag__error_prefix(err, n->pos, "node '%s'", n->name);
+    }
     if (rc == CUDAG_OK && !got)
         rc = cudag__fail_at(err, CUDAG_ECUDA, n->pos,
                             "cuStreamEndCapture: node '%s' captured no graph",

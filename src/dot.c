@@ -148,7 +148,7 @@ static void group_lists(const cudag_graph *g, bool nodes, uint32_t *start,
     start[0] = 0;
 }
 
-static void put_legend(cudag__sb *b, bool critical)
+static void put_legend(cudag__sb *b, const cudag_graph *g, bool critical)
 {
     /* dot lays a cluster's unconnected parts out right to left, so they are
      * written in reverse to read left to right. */
@@ -166,11 +166,19 @@ static void put_legend(cudag__sb *b, bool critical)
         "    node [fontsize=9, width=0.75];\n");
     size_t nkinds;
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
-    for (size_t i = nkinds; i-- > 0;)
+    for (size_t i = nkinds; i-- > 0;) {
+        /* The kinds a file can hold, always; those only the C API adds,
+         * where the graph has some. */
+        bool present = kinds[i]->read_yaml != NULL;
+        for (uint32_t n = 0; n < g->nnodes && !present; n++)
+            present = g->nodes[n].kind == kinds[i]->kind;
+        if (!present)
+            continue;
         cudag__sb_printf(b, "    legend_%s [label=\"%s\"%s];\n", kinds[i]->name,
                          kinds[i]->dot_legend,
                          kinds[i]->dot_shape ? kinds[i]->dot_shape
                                              : ", " DEFAULT_SHAPE);
+    }
     cudag__sb_puts(b, "  }\n");
 }
 
@@ -239,7 +247,7 @@ int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
                              on ? CRITICAL_ATTRS : "");
         cudag__sb_puts(&b, ";\n");
     }
-    put_legend(&b, critical);
+    put_legend(&b, g, critical);
     cudag__sb_puts(&b, "}\n");
 
     cudag__free(node_on);

@@ -65,6 +65,9 @@
     X(cuGraphAddMemsetNode, 10000)                                             \
     X(cuGraphAddMemcpyNode, 10000)                                             \
     X(cuGraphAddChildGraphNode, 10000)                                         \
+    X(cuGraphAddEventRecordNode, 11010)                                        \
+    X(cuGraphAddEventWaitNode, 11010)                                          \
+    X(cuGraphAddHostNode, 10000)                                               \
     X(cuGraphAddDependencies, 12030)                                           \
     X(cuGraphGetEdges, 12030)                                                  \
     X(cuGraphInstantiateWithParams, 12000)                                     \

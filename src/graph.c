@@ -410,6 +410,19 @@ int cudag__builder_start(cudag_graph *g, const char *name, const char *fn,
     return CUDAG_OK;
 }
 
+int cudag__builder_callback(cudag_graph *g, const char *name, const char *fn,
+                            bool given, const char *what, cudag__node **out,
+                            cudag_error *err)
+{
+    int rc = cudag__builder_start(g, name, fn, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (!given)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: node '%s': %s is NULL", fn, name, what);
+    return cudag__add_node(g, name, CUDAG__NOPOS, out, err);
+}
+
 uint32_t cudag__builder_buffer(cudag_graph *g, const char *node,
                                const char *buf, int *rc, cudag_error *err)
 {

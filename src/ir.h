@@ -129,6 +129,14 @@ typedef struct cudag__gemm {
     cudag__pos shape_pos, batch_pos, epilogue_pos;
 } cudag__gemm;
 
+/* The C API's kinds: the program's callback and its argument, or event. */
+typedef struct cudag__callback {
+    cudag_capture_fn capture;   /* capture nodes */
+    cudag_host_fn host;         /* host nodes */
+    void *user;
+    void *event;                /* event nodes: a CUevent */
+} cudag__callback;
+
 typedef struct cudag__node {
     const char *name;           /* full name: "layer[3].norm" */
     cudag_node_kind kind;
@@ -139,6 +147,7 @@ typedef struct cudag__node {
         cudag__memset set;
         cudag__memcpy cpy;
         cudag__gemm mm;
+        cudag__callback cb;
     } u;
 } cudag__node;
 
@@ -236,6 +245,14 @@ uint64_t cudag__buffer_bytes(const cudag__buffer *b);
  * refuses a NULL graph or an invalid node name, naming the public call fn. */
 int cudag__builder_start(cudag_graph *g, const char *name, const char *fn,
                          cudag_error *err);
+
+/* The start of a builder call for a kind whose node holds the program's
+ * callback or event (`what`, given or NULL): cudag__builder_start, then
+ * CUDAG_EINVAL when it is NULL, then the new node in *out (its kind and
+ * body for the caller to fill). */
+int cudag__builder_callback(cudag_graph *g, const char *name, const char *fn,
+                            bool given, const char *what, cudag__node **out,
+                            cudag_error *err);
 
 /* The index of buffer `buf` that builder node `node` names, or CUDAG__NONE
  * with *rc = CUDAG_EUNKNOWN reported through err. */

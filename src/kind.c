@@ -9,6 +9,10 @@ static const cudag__kind_ops *const table[] = {
     &cudag__kind_memset,
     &cudag__kind_memcpy,
     &cudag__kind_gemm,
+    &cudag__kind_capture,
+    &cudag__kind_event_record,
+    &cudag__kind_event_wait,
+    &cudag__kind_host,
 };
 #define NKINDS (sizeof table / sizeof *table)
 

@@ -1,5 +1,5 @@
 /* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy,
- * gemm) lives in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the
+ * gemm, capture, host; the two event kinds share one) lives in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the
  * stages (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes
  * and call through cudag__kind(), never switching on a node's kind.
  * docs/architecture.md shows where this sits in the pipeline. */
@@ -74,7 +74,8 @@ typedef struct cudag__kind_ops {
     size_t plan_count;
 
     /* ---- front end (nodes.c) ---- */
-    /* Lowers the body p->body (its keys already checked against `keys`)
+    /* NULL for a kind only the C API makes (capture, events, host): YAML
+     * cannot name it, and its keys are unused.  Otherwise: lowers the body p->body (its keys already checked against `keys`)
      * into lw->g->nodes[p->node], whose name, position, group and kind are
      * set.  Reports every problem to lw (cudag__lerr) and leaves fields it
      * could not lower in a state the checker never sees (a graph with
@@ -151,5 +152,9 @@ extern const cudag__kind_ops cudag__kind_kernel;
 extern const cudag__kind_ops cudag__kind_memset;
 extern const cudag__kind_ops cudag__kind_memcpy;
 extern const cudag__kind_ops cudag__kind_gemm;
+extern const cudag__kind_ops cudag__kind_capture;
+extern const cudag__kind_ops cudag__kind_event_record;
+extern const cudag__kind_ops cudag__kind_event_wait;
+extern const cudag__kind_ops cudag__kind_host;
 
 #endif /* CUDAG_KIND_H */

@@ -149,11 +149,13 @@ static void gather_keys(node_keys *nk)
     size_t nkinds;
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
     nk->n = 0;
+    /* Kinds without a YAML form (C API only) have no keys here. */
     for (size_t i = 0; i < nkinds; i++)
-        nk->key[nk->n++] = kinds[i]->name;
+        if (kinds[i]->read_yaml)
+            nk->key[nk->n++] = kinds[i]->name;
     nk->nnames = nk->n;
     for (size_t i = 0; i < nkinds; i++)
-        for (size_t j = 0; j < kinds[i]->nkeys; j++) {
+        for (size_t j = 0; kinds[i]->read_yaml && j < kinds[i]->nkeys; j++) {
             const char *k = kinds[i]->keys[j];
             size_t m = 0;
             while (m < nk->n && strcmp(nk->key[m], k) != 0)
@@ -172,8 +174,14 @@ static const char *kind_names(char *buf, size_t cap, bool quoted,
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
     const char *q = quoted ? "'" : "";
     buf[0] = '\0';
+    size_t nyaml = 0, at = 0;
+    for (size_t i = 0; i < nkinds; i++)
+        nyaml += kinds[i]->read_yaml != NULL;
     for (size_t i = 0; i < nkinds && len < cap; i++) {
-        const char *sep = i == 0 ? "" : i + 1 < nkinds ? ", " : conj;
+        if (!kinds[i]->read_yaml)
+            continue;
+        const char *sep = at == 0 ? "" : at + 1 < nyaml ? ", " : conj;
+        at++;
         int n = snprintf(buf + len, cap - len, "%s%s%s%s", sep, q,
                          kinds[i]->name, q);
         if (n < 0)
@@ -619,7 +627,7 @@ static const cudag__kind_ops *body_kind(cudag__lower *lw,
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
     const cudag__kind_ops *kind = NULL;
     for (size_t i = 0; i < nkinds; i++)
-        if (cudag__doc_get(b, kinds[i]->name)) {
+        if (kinds[i]->read_yaml && cudag__doc_get(b, kinds[i]->name)) {
             kind = kinds[i];
             found++;
         }

@@ -8,7 +8,7 @@
  * '\n', and the numbers are plain decimal integers:
  *
  *     graph: NAME
- *     nodes: N (K kernel, S memset, C memcpy)
+ *     nodes: N (K kernel, S memset, C memcpy, G gemm[, …])
  *     edges: E (F full, P programmatic, L launch_order)
  *     depth: D
  *     width: W
@@ -18,6 +18,8 @@
  *     level 1: d
  *     …
  *
+ * The node counts list every kind a file can hold, then the kinds only the
+ * C API adds (capture, event_record, event_wait, host) where there are any.
  * D is the number of levels (nodes on the longest path), W the most nodes on
  * one level, B the number of buffers and BYTES their total size.  HUMAN is
  * BYTES in the largest binary unit that keeps it at least 1, with one
@@ -103,11 +105,15 @@ static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
     cudag__sb_printf(&b, "nodes: %zu (", pi->nodes);
     size_t nkinds;
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
-    for (size_t k = 0; k < nkinds; k++)
-        cudag__sb_printf(&b, "%s%zu %s", k ? ", " : "",
-                         *(const size_t *)((const char *)pi +
-                                           kinds[k]->plan_count),
-                         kinds[k]->name);
+    for (size_t k = 0; k < nkinds; k++) {
+        size_t count =
+            *(const size_t *)((const char *)pi + kinds[k]->plan_count);
+        /* The kinds a file can hold, always; those only the C API adds,
+         * where the graph has some. */
+        if (kinds[k]->read_yaml || count)
+            cudag__sb_printf(&b, "%s%zu %s", k ? ", " : "", count,
+                             kinds[k]->name);
+    }
     cudag__sb_puts(&b, ")\n");
     cudag__sb_printf(&b,
                      "edges: %u (%zu full, %zu programmatic, %zu "

@@ -782,6 +782,50 @@ static CUresult fk_AddChildGraphNode(CUgraphNode *out, CUgraph g,
     n->child = copy;
     return CUDA_SUCCESS;
 }
+/* An event-record or event-wait node; running one counts, in the fake
+ * event's first two words, its records and waits. */
+static CUresult fake_add_event_node(CUgraphNode *out, CUgraph g, size_t nd,
+                                    CUevent e, CUgraphNodeType type)
+{
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r == CUDA_SUCCESS) {
+        n->type = type;
+        n->event = e;
+    }
+    return r;
+}
+static CUresult fk_AddEventRecordNode(CUgraphNode *out, CUgraph g,
+                                      const CUgraphNode *deps, size_t nd,
+                                      CUevent e)
+{
+    (void)deps;
+    FAKE_CALL("cuGraphAddEventRecordNode");
+    return fake_add_event_node(out, g, nd, e, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+}
+static CUresult fk_AddEventWaitNode(CUgraphNode *out, CUgraph g,
+                                    const CUgraphNode *deps, size_t nd,
+                                    CUevent e)
+{
+    (void)deps;
+    FAKE_CALL("cuGraphAddEventWaitNode");
+    return fake_add_event_node(out, g, nd, e, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+}
+static CUresult fk_AddHostNode(CUgraphNode *out, CUgraph g,
+                               const CUgraphNode *deps, size_t nd,
+                               const CUDA_HOST_NODE_PARAMS *p)
+{
+    (void)deps;
+    FAKE_CALL("cuGraphAddHostNode");
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r == CUDA_SUCCESS) {
+        n->type = CU_GRAPH_NODE_TYPE_HOST;
+        n->host = p->fn;
+        n->host_arg = p->userData;
+    }
+    return r;
+}
 static CUresult fk_AddDependencies(CUgraph hg, const CUgraphNode *from,
                                    const CUgraphNode *to,
                                    const CUgraphEdgeData *ed, size_t n)
@@ -900,6 +944,12 @@ static void fake_run_node(const fake_node *n)
     }
     case CU_GRAPH_NODE_TYPE_HOST:
         n->host(n->blob_arg ? (void *)(uintptr_t)n->blob : n->host_arg);
+        break;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        ((long *)(void *)n->event)[0]++;
+        break;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+        ((long *)(void *)n->event)[1]++;
         break;
     default:
         break;
@@ -1111,6 +1161,9 @@ static const cudag__drv fake_table = {
     .cuGraphAddMemsetNode = fk_AddMemsetNode,
     .cuGraphAddMemcpyNode = fk_AddMemcpyNode,
     .cuGraphAddChildGraphNode = fk_AddChildGraphNode,
+    .cuGraphAddEventRecordNode = fk_AddEventRecordNode,
+    .cuGraphAddEventWaitNode = fk_AddEventWaitNode,
+    .cuGraphAddHostNode = fk_AddHostNode,
     .cuGraphAddDependencies = fk_AddDependencies,
     .cuGraphGetEdges = fk_GraphGetEdges,
     .cuGraphInstantiateWithParams = fk_Instantiate,
