@@ -692,7 +692,7 @@ out:
 static int repoint(cudag_exec *x, uint32_t n, uint32_t b, cudag_error *err)
 {
     const cudag__kind_ops *k = cudag__kind(x->g->nodes[n].kind);
-    return k ? k->repoint(x, n, b, err) : CUDAG_OK;
+    return k && k->repoint ? k->repoint(x, n, b, err) : CUDAG_OK;
 }
 
 int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,

@@ -117,7 +117,8 @@ typedef struct cudag__kind_ops {
     /* ---- instantiated graph (exec.c) ---- */
     /* Re-points node n of x at x->bufs[] after buffer `buf` moved, in the
      * instantiated graph; a node that does not use `buf` is left alone.
-     * With err NULL it is a best-effort undo after another node failed. */
+     * With err NULL it is a best-effort undo after another node failed.
+     * NULL for a kind that uses no buffer of the graph. */
     int (*repoint)(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err);
     /* Sets argument `index` of node n of x to *a (a NULL a is refused) in
      * the instantiated graph, keeping the old value when the driver

@@ -36,13 +36,6 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
                                (void *)(uintptr_t)&nd->u.cb, graph, out, err);
 }
 
-/* Uses no buffer of the graph: the program's pointers are its own. */
-static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
-{
-    (void)x, (void)n, (void)buf, (void)err;
-    return CUDAG_OK;
-}
-
 /* ---- DOT ---------------------------------------------------------------- */
 
 static void dot_label(cudag__sb *b, const cudag_graph *g, const cudag__node *n)
@@ -79,7 +72,6 @@ const cudag__kind_ops cudag__kind_capture = {
     .plan_count = offsetof(cudag_plan_info, capture_nodes),
     .check = check,
     .add = add,
-    .repoint = repoint,
     .dot_label = dot_label,
     .dot_shape = ", shape=component, style=filled, fillcolor=lavender",
     .dot_legend = "captured work",

@@ -35,13 +35,6 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
     return CUDAG_OK;
 }
 
-/* Uses no buffer of the graph. */
-static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
-{
-    (void)x, (void)n, (void)buf, (void)err;
-    return CUDAG_OK;
-}
-
 /* ---- DOT ---------------------------------------------------------------- */
 
 static void dot_label(cudag__sb *b, const cudag_graph *g, const cudag__node *n)
@@ -89,7 +82,6 @@ const cudag__kind_ops cudag__kind_event_record = {
     .plan_count = offsetof(cudag_plan_info, event_record_nodes),
     .check = check,
     .add = add,
-    .repoint = repoint,
     .dot_label = dot_label,
     .dot_shape = ", shape=invhouse, style=filled, fillcolor=mistyrose",
     .dot_legend = "record event",
@@ -102,7 +94,6 @@ const cudag__kind_ops cudag__kind_event_wait = {
     .plan_count = offsetof(cudag_plan_info, event_wait_nodes),
     .check = check,
     .add = add,
-    .repoint = repoint,
     .dot_label = dot_label,
     .dot_shape = ", shape=house, style=filled, fillcolor=mistyrose",
     .dot_legend = "wait for event",

@@ -27,13 +27,6 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
     return CUDAG_OK;
 }
 
-/* Uses no buffer of the graph. */
-static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
-{
-    (void)x, (void)n, (void)buf, (void)err;
-    return CUDAG_OK;
-}
-
 /* ---- DOT ---------------------------------------------------------------- */
 
 static void dot_label(cudag__sb *b, const cudag_graph *g, const cudag__node *n)
@@ -67,7 +60,6 @@ const cudag__kind_ops cudag__kind_host = {
     .plan_count = offsetof(cudag_plan_info, host_nodes),
     .check = check,
     .add = add,
-    .repoint = repoint,
     .dot_label = dot_label,
     .dot_shape = ", shape=octagon, style=filled, fillcolor=whitesmoke",
     .dot_legend = "host function",
