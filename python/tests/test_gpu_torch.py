@@ -21,7 +21,9 @@ N = 1 << 20
 CHAIN = """\
 cudag: 1
 include: cudag_kernels.yaml
-vars: { N: 1048576, G: cdiv(N, 1024) }
+vars:
+  N: 1048576
+  G: cdiv(N, 1024)
 buffers:
   x: { type: f32, count: N }
   y: { type: f32, count: N }
