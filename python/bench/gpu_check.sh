@@ -9,6 +9,7 @@
 #
 #   python/bench/gpu_check.sh OUTDIR [PIP_TIME_LEFT_S]
 #
+# MESONPY_PATH: where meson-python is importable from, if not installed.
 # Run from the repository root (after whatever makes libyaml findable).
 set -u
 out=${1:?usage: gpu_check.sh OUTDIR [PIP_TIME_LEFT_S]}
@@ -37,7 +38,8 @@ bench_rc=$?
 echo "== bench (rc $bench_rc): ${SECONDS}s"
 
 pip_rc=skipped
-if [ "$SECONDS" -lt "$pip_budget" ] && python3 -c 'import mesonpy' 2>/dev/null; then
+if [ "$SECONDS" -lt "$pip_budget" ] &&
+    PYTHONPATH=${MESONPY_PATH:-} python3 -c 'import mesonpy' 2>/dev/null; then
     rm -rf /tmp/cudag-pip
     (
         unset PYTHONPATH CUDAG_LIBRARY CUDAG_KERNELS_DIR

@@ -223,7 +223,10 @@ def view(obj, stream: int | None = None) -> ArrayView:
         # Not a CUDA array (a CPU tensor), or a type the interface cannot
         # express (PyTorch's bfloat16): DLPack may still describe it.
         cai = None
-    if cai is not None:
+    # A type the interface spells only as raw bytes ("<V2": PyTorch's
+    # bfloat16) is read through DLPack, which names it.
+    if cai is not None and (cai["typestr"][1:2] in ("i", "u", "f") or
+                            not hasattr(obj, "__dlpack__")):
         return _from_cai(obj, cai)
     if hasattr(obj, "__dlpack__"):
         return _from_dlpack(obj, stream)

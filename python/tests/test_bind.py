@@ -55,6 +55,26 @@ def test_dlpack_arrays_are_used_in_place(graph):
         assert dx.streams == [1] and exe.stream == 1
 
 
+def test_raw_byte_types_are_read_through_dlpack(fake):
+    # PyTorch's bfloat16 has a __cuda_array_interface__ of type "<V2";
+    # DLPack names it.
+    class Bf16Tensor(DlpackArray):
+        @property
+        def __cuda_array_interface__(self):
+            return {"shape": self.a.shape, "typestr": "<V2", "version": 3,
+                    "data": (self.a.ctypes.data, False), "strides": None}
+
+    g = cudag.loads("cudag: 1\nbuffers:\n  h: { type: bf16, count: 64 }\n"
+                    "nodes:\n  z: { memset: h, value: 1.0 }\n")
+    bits = np.zeros(N, np.uint16)
+    with g.instantiate(bind={"h": Bf16Tensor(bits, 4, 16)}) as exe:
+        exe.launch()
+        assert (bits == 0x3f80).all()       # 1.0 in bf16
+    with pytest.raises(cudag.Error, match=r"element type no cudag type \(<V2\)"):
+        g.instantiate(bind={"h": CaiArray(bits, typestr="<V2")})
+    g.close()
+
+
 def test_dlpack_byte_offset_is_honoured(graph):
     big = fresh(N + 4)
     x = big[4:]
