@@ -124,6 +124,7 @@ class cudag_exec_stats(Structure):
 
 OK = 0
 EINVAL = -1
+EUNKNOWN = -6
 ETYPE = -8
 ERANGE = -13
 ESTATE = -21

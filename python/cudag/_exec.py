@@ -150,7 +150,7 @@ class Exec(Closable):
     def _declared(self, name: str):
         b = self._buffers.get(name)
         if b is None:
-            raise usage(f"unknown buffer '{name}'", -6)
+            raise usage(f"unknown buffer '{name}'", C.EUNKNOWN)
         return b, A.TYPES_BY_NAME[b.type]
 
     def rebind(self, name: str, array) -> None:

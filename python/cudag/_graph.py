@@ -242,7 +242,7 @@ class Graph(Closable):
         """One buffer's declaration; cudag.Error for an unknown name."""
         i = lib.cudag_graph_find_buffer(self._handle(), C.cstr(name))
         if i < 0:
-            raise usage(f"unknown buffer '{name}'", -6)
+            raise usage(f"unknown buffer '{name}'", C.EUNKNOWN)
         return self._buffer(i)
 
     @property
@@ -305,8 +305,8 @@ class Graph(Closable):
     def kernel(self, name: str, signature: str, grid, block,
                args: Iterable = (), shared: int = 0) -> None:
         """A kernel node.  `grid` and `block` are an int or up to three;
-        `args` as cudag.Graph.to_arg takes them: a buffer name,
-        (buffer, offset), an int, a float or None."""
+        `args`: each a buffer name, (buffer, element offset), an int, a
+        float or None (a null pointer)."""
         cargs = [to_arg(a) for a in args]
         arr = (C.cudag_arg * max(len(cargs), 1))(*cargs)
         self._call(lib.cudag_add_kernel, C.cstr(name), C.cstr(signature),

@@ -51,9 +51,10 @@ int main(void)
     /* The enumerations the package names by value. */
     printf("CUDAG_TYPE_F64 %d\nCUDAG_TYPE_PTR %d\n", CUDAG_TYPE_F64,
            CUDAG_TYPE_PTR);
-    printf("CUDAG_EINVAL %d\nCUDAG_ETYPE %d\nCUDAG_ERANGE %d\n"
-           "CUDAG_ESTATE %d\n",
-           CUDAG_EINVAL, CUDAG_ETYPE, CUDAG_ERANGE, CUDAG_ESTATE);
+    printf("CUDAG_EINVAL %d\nCUDAG_EUNKNOWN %d\nCUDAG_ETYPE %d\n"
+           "CUDAG_ERANGE %d\nCUDAG_ESTATE %d\n",
+           CUDAG_EINVAL, CUDAG_EUNKNOWN, CUDAG_ETYPE, CUDAG_ERANGE,
+           CUDAG_ESTATE);
     printf("CUDAG_NO_PDL %u\nCUDAG_STRICT %u\nCUDAG_WERROR %u\n"
            "CUDAG_NVTX %u\n",
            (unsigned)CUDAG_NO_PDL, (unsigned)CUDAG_STRICT,
