@@ -221,7 +221,7 @@ def view(obj, stream: int | None = None) -> ArrayView:
         cai = obj.__cuda_array_interface__
     except (AttributeError, TypeError, RuntimeError):
         # Not a CUDA array (a CPU tensor), or a type the interface cannot
-        # express (PyTorch's bfloat16): DLPack may still describe it.
+        # express (older PyTorch refuses bfloat16): DLPack may describe it.
         cai = None
     # A type the interface spells only as raw bytes ("<V2": PyTorch's
     # bfloat16) is read through DLPack, which names it.
