@@ -318,7 +318,10 @@ static void capture_builder_refuses_what_it_can_see(void **state)
     assert_int_equal(cudag_add_capture(g, "h", capture_cb, NULL, &e),
                      CUDAG_EDUP);
     assert_int_equal(cudag_graph_node_count(g), 1);
-    assert_int_equal(cudag_graph_node_kind(g, 0), CUDAG_NODE_HOST);
+    cudag_node_kind k;
+    assert_int_equal(cudag_graph_node_kind(g, 0, &k), CUDAG_OK);
+    assert_int_equal(k, CUDAG_NODE_HOST);
+    assert_string_equal(cudag_node_kind_name(k), "host");
     cudag_graph_destroy(g);
     /* YAML cannot name them: they hold the program's pointers. */
     tdiag td;
