@@ -115,7 +115,9 @@ static void introspect_kind_names(void **state)
         assert_string_equal(cudag_node_kind_name(k), want[i]);
     }
     assert_null(cudag_node_kind_name((cudag_node_kind)-1));
-    assert_null(cudag_node_kind_name((cudag_node_kind)(CUDAG_NODE_MEMCPY + 1)));
+    assert_string_equal(cudag_node_kind_name(CUDAG_NODE_GEMM), "gemm");
+    assert_string_equal(cudag_node_kind_name(CUDAG_NODE_HOST), "host");
+    assert_null(cudag_node_kind_name((cudag_node_kind)(CUDAG_NODE_HOST + 1)));
     cudag_graph_destroy(g);
 }
 
