@@ -13,6 +13,7 @@
 
 #include "cublaslt.h"
 #include "fake_driver.h"
+#include "gemm_ref.h"
 
 #include <math.h>
 
@@ -65,64 +66,16 @@ typedef struct fl_mm {
 
 /* ---- element conversions ------------------------------------------------- */
 
-static float fl_half_to_float(uint16_t h)
+static cudag_type fl_type(int lt)
 {
-    int e = (h >> 10) & 31, m = h & 1023;
-    float v = e == 0 ? ldexpf((float)m, -24)
-              : e == 31 ? (m ? NAN : INFINITY)
-                        : ldexpf((float)(m | 1024), e - 25);
-    return (h & 0x8000) ? -v : v;
+    return lt == CUDAG__LT_R_32F   ? CUDAG_TYPE_F32
+           : lt == CUDAG__LT_R_16F ? CUDAG_TYPE_F16
+                                   : CUDAG_TYPE_BF16;
 }
 
-static uint16_t fl_float_to_half(float f)
+static float fl_load(int lt, const void *base, int64_t i)
 {
-    uint16_t sign = signbit(f) ? 0x8000 : 0;
-    f = fabsf(f);
-    if (isnan(f))
-        return 0x7e00;
-    if (f >= 65520.0f)
-        return sign | 0x7c00;
-    if (f < ldexpf(1.0f, -14)) /* subnormal: multiples of 2^-24 */
-        return sign | (uint16_t)lrintf(ldexpf(f, 24));
-    int e;
-    float m = frexpf(f, &e); /* f = m·2^e, m in [0.5, 1) */
-    long q = lrintf(ldexpf(m, 11)); /* 11 significant bits, rounded even */
-    if (q == 2048) {
-        q = 1024;
-        e++;
-    }
-    return sign | (uint16_t)((e + 14) << 10) | (uint16_t)(q - 1024);
-}
-
-static float fl_load(int type, const void *base, int64_t i)
-{
-    if (type == CUDAG__LT_R_32F)
-        return ((const float *)base)[i];
-    uint16_t h = ((const uint16_t *)base)[i];
-    if (type == CUDAG__LT_R_16F)
-        return fl_half_to_float(h);
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static void fl_store(int type, void *base, int64_t i, float v)
-{
-    if (type == CUDAG__LT_R_32F) {
-        ((float *)base)[i] = v;
-        return;
-    }
-    uint16_t h;
-    if (type == CUDAG__LT_R_16F) {
-        h = fl_float_to_half(v);
-    } else {
-        uint32_t u;
-        memcpy(&u, &v, 4);
-        u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
-        h = (uint16_t)(u >> 16);
-    }
-    ((uint16_t *)base)[i] = h;
+    return gr_load(fl_type(lt), base, i);
 }
 
 /* ---- the computation ----------------------------------------------------- */
@@ -154,13 +107,11 @@ static void fl_run(void *arg)
                          fl_load(lc->type, mm->p[2], oc + i + j * lc->ld);
                 if (mm->d.epi & CUDAG__LT_EPI_BIAS)
                     v += fl_load(ld->type, mm->d.bias, i);
-                if (mm->d.epi & CUDAG__LT_EPI_RELU)
-                    v = v > 0 ? v : 0;
-                if (mm->d.epi & CUDAG__LT_EPI_GELU)
-                    v = 0.5 * v *
-                        (1 + tanh(0.7978845608028654 *
-                                  (v + 0.044715 * v * v * v)));
-                fl_store(ld->type, (void *)(uintptr_t)mm->p[3],
+                v = gr_epilogue(mm->d.epi & CUDAG__LT_EPI_RELU   ? CUDAG_EPILOGUE_RELU
+                                : mm->d.epi & CUDAG__LT_EPI_GELU ? CUDAG_EPILOGUE_GELU
+                                                                 : CUDAG_EPILOGUE_NONE,
+                                v);
+                gr_store(fl_type(ld->type), (void *)(uintptr_t)mm->p[3],
                          od + i + j * ld->ld, (float)v);
             }
     }

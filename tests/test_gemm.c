@@ -50,56 +50,11 @@ static cudag_exec *instantiate(const cudag_graph *g, tdiag *td)
 
 /* ---- a row-major reference ------------------------------------------------ */
 
-/* One gemm as the language describes it, with every default resolved. */
-typedef struct ref_gemm {
-    int64_t m, n, k, batch;
-    int ta, tb;
-    int64_t off[5], ld[4], stride[4];   /* a, b, c, d, bias */
-    double alpha, beta;
-    int epilogue;                       /* cudag_epilogue */
-    int has_c, has_bias;
-} ref_gemm;
-
-/* The element type's values as floats (the fake's conversions, which the
- * device's match). */
+/* The element type's values as floats. */
 static void to_float(cudag_type t, const void *raw, size_t n, float *out)
 {
-    int lt = t == CUDAG_TYPE_F32   ? CUDAG__LT_R_32F
-             : t == CUDAG_TYPE_F16 ? CUDAG__LT_R_16F
-                                   : CUDAG__LT_R_16BF;
     for (size_t i = 0; i < n; i++)
-        out[i] = fl_load(lt, raw, (int64_t)i);
-}
-
-/* D as the language defines it: row-major, every batch, in double. */
-static void reference(const ref_gemm *r, const float *a, const float *b,
-                      const float *c, const float *bias, double *d)
-{
-    for (int64_t bt = 0; bt < r->batch; bt++)
-        for (int64_t i = 0; i < r->m; i++)
-            for (int64_t j = 0; j < r->n; j++) {
-                double acc = 0;
-                for (int64_t l = 0; l < r->k; l++) {
-                    int64_t ia = r->off[0] + bt * r->stride[0] +
-                                 (r->ta ? l * r->ld[0] + i : i * r->ld[0] + l);
-                    int64_t ib = r->off[1] + bt * r->stride[1] +
-                                 (r->tb ? j * r->ld[1] + l : l * r->ld[1] + j);
-                    acc += (double)a[ia] * b[ib];
-                }
-                double v = r->alpha * acc;
-                if (r->beta != 0)
-                    v += r->beta * c[r->off[2] + bt * r->stride[2] +
-                                     i * r->ld[2] + j];
-                if (r->has_bias)
-                    v += bias[r->off[4] + j];
-                if (r->epilogue == CUDAG_EPILOGUE_RELU)
-                    v = v > 0 ? v : 0;
-                else if (r->epilogue == CUDAG_EPILOGUE_GELU)
-                    v = 0.5 * v *
-                        (1 + tanh(0.7978845608028654 *
-                                  (v + 0.044715 * v * v * v)));
-                d[(bt * r->m + i) * r->n + j] = v;
-            }
+        out[i] = gr_load(t, raw, (int64_t)i);
 }
 
 /* A buffer's contents as floats (malloc'd). */
@@ -167,7 +122,7 @@ static void finish(cudag_exec *x, cudag_graph *g)
 /* Runs x once and compares buffer d (m·n per batch, rows ldd apart, batches
  * stride_d apart from offset off_d) with the reference, within a relative
  * tolerance for the output type. */
-static void expect_reference(cudag_exec *x, const ref_gemm *r, const char *an,
+static void expect_reference(cudag_exec *x, const gr_gemm *r, const char *an,
                              const char *bn, const char *cn, const char *dn,
                              const char *biasn, double tol)
 {
@@ -181,19 +136,14 @@ static void expect_reference(cudag_exec *x, const ref_gemm *r, const char *an,
     size_t total = (size_t)(r->batch * r->m * r->n);
     double *want = malloc(total * sizeof *want);
     assert_non_null(want);
-    reference(r, a, b, c, bias, want);
-    int bad = 0;
-    for (int64_t bt = 0; bt < r->batch; bt++)
-        for (int64_t i = 0; i < r->m; i++)
-            for (int64_t j = 0; j < r->n; j++) {
-                double w = want[(bt * r->m + i) * r->n + j];
-                double got = d[r->off[3] + bt * r->stride[3] + i * r->ld[3] + j];
-                if (!(fabs(got - w) <= tol * (1 + fabs(w))) && bad++ < 5)
-                    print_error("d[%lld][%lld][%lld] = %g, want %g\n",
-                                (long long)bt, (long long)i, (long long)j, got,
-                                w);
-            }
+    gr_reference(r, a, b, c, bias, want);
+    int bad;
+    double err = gr_error(r, d, want, &bad);
+    if (bad || !(err <= tol))
+        print_error("%s: error %.3g (limit %.3g), %d non-finite\n", dn, err,
+                    tol, bad);
     assert_int_equal(bad, 0);
+    assert_true(err <= tol);
     free(a), free(b), free(c), free(bias), free(d), free(want);
 }
 
@@ -344,8 +294,8 @@ static void gemm_computes_like_a_row_major_reference(void **state)
                           (const char *const[]){"a", "w", "c", "bias", NULL},
                           &g, &seed);
     /* d starts poisoned (NaN): every element the gemm writes is checked. */
-    ref_gemm r = {5, 7, 9, 2, 0, 1, {3, 0, 0, 4, 1}, {12, 9, 7, 7},
-                  {60, 0, 35, 35}, 0.5, 1.5, CUDAG_EPILOGUE_RELU, 1, 1};
+    gr_gemm r = {5, 7, 9, 2, 0, 1, {3, 0, 0, 4, 1}, {12, 9, 7, 7},
+                 {60, 0, 35, 35}, 0.5, 1.5, CUDAG_EPILOGUE_RELU, 1};
     expect_reference(x, &r, "a", "w", "c", "d", "bias", 1e-5);
     /* One capture at instantiate, one multiply in it; the algorithm's
      * workspace came from the driver and the alignments were told. */
@@ -379,8 +329,8 @@ static void gemm_bf16_with_transposed_a_gelu_and_f32_output(void **state)
     cudag_exec *x = start(yaml,
                           (const char *const[]){"a", "b", "bias", "eb", NULL},
                           &g, &seed);
-    ref_gemm r = {4, 3, 6, 1, 1, 0, {0}, {4, 3, 3, 3}, {0, 0, 0, 0},
-                  1.0, 0.0, CUDAG_EPILOGUE_GELU, 0, 1};
+    gr_gemm r = {4, 3, 6, 1, 1, 0, {0}, {4, 3, 3, 3}, {0, 0, 0, 0},
+                 1.0, 0.0, CUDAG_EPILOGUE_GELU, 1};
     expect_reference(x, &r, "a", "b", NULL, "d", "bias", 1e-5);
     r.alpha = 2;
     r.epilogue = CUDAG_EPILOGUE_NONE;
@@ -457,8 +407,8 @@ static void gemm_rebinds_buffers_by_recording_again(void **state)
     uint64_t seed;
     cudag_exec *x = start(rebind_yaml, (const char *const[]){"a", "b", NULL},
                           &g, &seed);
-    ref_gemm r = {3, 3, 4, 1, 0, 0, {0}, {4, 3, 3, 3}, {0}, 1.0, 0.0,
-                  CUDAG_EPILOGUE_NONE, 0, 0};
+    gr_gemm r = {3, 3, 4, 1, 0, 0, {0}, {4, 3, 3, 3}, {0}, 1.0, 0.0,
+                 CUDAG_EPILOGUE_NONE, 0};
     expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
     /* The program's own memory for a (aligned as cuMemAlloc's). */
     float *mine = aligned_alloc(256, 256);
