@@ -541,9 +541,10 @@ static long scenario(const cudag_graph *g, int *rc, char *msg, size_t cap,
 static void gemm_survives_every_driver_and_cublaslt_failure(void **state)
 {
     (void)state;
-    float *mine = aligned_alloc(256, 256);
+    /* Room for a's 123 floats. */
+    float *mine = aligned_alloc(256, 512);
     assert_non_null(mine);
-    memset(mine, 0, 256);
+    memset(mine, 0, 512);
     int failures = 0, lt_failures = 0;
     for (long n = 1;; n++) {
         fake_lt_reset();
