@@ -98,7 +98,8 @@ static const gemm_case cases[] = {
           "              d: d, bias: bias, epilogue: gelu}}\n",
      {24, 40, 96, 1, 1, 0, {0}, {24, 40, 40, 40}, {0}, 1.0, 0.0,
       CUDAG_EPILOGUE_GELU, 1},
-     1e-5},
+     /* The epilogue's tanh may be a fast approximation. */
+     1e-4},
     {"f16 -> f16: three packed batches, bias",
      HEAD "  a: {type: f16, count: 3*16*64}\n"
           "  b: {type: f16, count: 3*64*48}\n"

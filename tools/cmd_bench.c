@@ -144,7 +144,7 @@ static int launch_stream(bench *b, bool pdl)
                     "graph modes only; the stream modes need a graph of "
                     "kernel, memset and memcpy nodes\n",
                     b->c->prog, node->name, cudag__node_kind_name(node->kind));
-            return CLI_EUSAGE;
+            return CLI_EGRAPH;
         }
         if (r != CUDA_SUCCESS) {
             cudag_error err;
