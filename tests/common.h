@@ -51,4 +51,9 @@ void tassert_contains(const char *hay, const char *needle, const char *file,
 double trand(uint64_t *state, double lo, double hi);
 uint64_t tseed(void);
 
+/* Makes a new directory /tmp/cudag-<what>-XXXXXX, its path into buf;
+ * removes one (and all below it).  Both return 0, or -1 on failure. */
+int tmkdir(char *buf, size_t size, const char *what);
+int trmtree(const char *dir);
+
 #endif
