@@ -4,6 +4,7 @@
  * The only kind that may end a programmatic edge.  One entry of the node-kind
  * table (kind.h). */
 #include "kind.h"
+#include "modfile.h"
 #include "modules.h"
 
 #include <math.h>
@@ -542,10 +543,22 @@ static int describe(const cudag__build_ctx *b, uint32_t n, cudag__launch *L,
     return CUDAG_OK;
 }
 
+/* What the loaded code's PTX says of waiting: 1, -1 never, 0 unknown. */
+static int code_waits(const cudag__code *c, uint32_t sig)
+{
+    const cudag__code_entry *e = c->entries ? c->entries[sig] : NULL;
+    return !e || e->waits < 0 ? 0 : e->waits ? 1 : -1;
+}
+
 bool cudag__code_can_wait(const cudag_graph *g, const cudag__code *c,
                           uint32_t sig)
 {
-    if (sig >= g->nsigs || !g->sigs[sig].pdl || !c->funcs[sig])
+    if (sig >= g->nsigs || !c->funcs[sig])
+        return false;
+    /* The generated code decides when it shows (PTX of a source module or
+     * a PTX file); otherwise the declaration, or the source read at load. */
+    int w = code_waits(c, sig);
+    if (w < 0 || (w == 0 && !g->sigs[sig].pdl))
         return false;
     /* griddepcontrol.wait exists from sm_90 on; code compiled for an older
      * target, or JIT-compiled from older PTX, had it compiled out. */
@@ -563,7 +576,12 @@ static void pdl_wait(const cudag__build_ctx *b, const cudag__node *n,
     if (cudag__code_can_wait(g, c, s))
         return;
     const cudag__sig *sig = &g->sigs[s];
-    if (!sig->pdl)
+    if (code_waits(c, s) < 0)
+        snprintf(why, cap,
+                 "the loaded code of kernel '%s' never executes "
+                 "griddepcontrol.wait",
+                 sig->name);
+    else if (!sig->pdl)
         snprintf(why, cap,
                  "kernel '%s' is not declared pdl, so nothing says it waits "
                  "(griddepcontrol.wait) before reading upstream data",
@@ -727,10 +745,13 @@ int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
     if (!signature)
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
                               "node '%s': the kernel is NULL", name);
-    uint32_t sig = cudag__sig_lookup(g, signature, CUDAG__NOPOS, err);
+    cudag_error le;
+    uint32_t sig = cudag__sig_lookup(g, signature, CUDAG__NOPOS, &le);
     if (sig == CUDAG__NONE) {
-        cudag__error_prefix(err, CUDAG__NOPOS, "node '%s'", name);
-        return err ? err->code : CUDAG_EUNKNOWN;
+        /* Where the source says what is wrong with the kernel, if it does. */
+        cudag__pos at = {le.file, (uint32_t)le.line, (uint32_t)le.column};
+        return cudag__fail_at(err, le.code, le.line ? at : CUDAG__NOPOS,
+                              "node '%s': %s", name, le.message);
     }
     if (nargs > CUDAG__MAX_ARGS || (nargs && !args))
         return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
