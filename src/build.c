@@ -66,9 +66,13 @@ static int load_source(const cudag__gpu *gpu, const cudag_graph *g,
 {
     const cudag__module *mod = &g->modules[m];
     cudag__pos pos = mod->path_pos.line ? mod->path_pos : mod->pos;
+    /* The names NVRTC lowers: what the front end marked, and a declared
+     * symbol that is a template instance (cudag_add_signature's "axpy<float>"). */
+#define EXPR_OF(sig) ((sig)->expr ? (sig)->expr                               \
+                      : strchr((sig)->symbol, '<') ? (sig)->symbol : NULL)
     uint32_t nexpr = 0;
     for (uint32_t s = 0; s < g->nsigs; s++)
-        nexpr += used[s] && g->sigs[s].module == m && g->sigs[s].expr;
+        nexpr += used[s] && g->sigs[s].module == m && EXPR_OF(&g->sigs[s]);
     const char **exprs = cudag__calloc(nexpr + 1, sizeof *exprs);
     uint32_t *which = cudag__calloc(nexpr + 1, sizeof *which);
     if (!exprs || !which) {
@@ -78,10 +82,11 @@ static int load_source(const cudag__gpu *gpu, const cudag_graph *g,
     }
     nexpr = 0;
     for (uint32_t s = 0; s < g->nsigs; s++)
-        if (used[s] && g->sigs[s].module == m && g->sigs[s].expr) {
+        if (used[s] && g->sigs[s].module == m && EXPR_OF(&g->sigs[s])) {
             which[nexpr] = s;
-            exprs[nexpr++] = g->sigs[s].expr;
+            exprs[nexpr++] = EXPR_OF(&g->sigs[s]);
         }
+#undef EXPR_OF
     cudag__compile_req q;
     memset(&q, 0, sizeof q);
     q.module = mod->name;
