@@ -130,6 +130,16 @@ int cudag__module_read(cudag_graph *g, cudag__module *m, cudag__pos pos,
         goto done;
     }
     const void *bytes = size ? map : "";
+    /* A source file too big to read is refused by its size, before its
+     * bytes are looked at. */
+    bool source_name = cudag__code_sniff("x", 1, m->path) == CUDAG__CODE_SOURCE;
+    if (source_name && size > CUDAG__MAX_SOURCE_BYTES) {
+        rc = cudag__fail_at(err, CUDAG_ELIMIT, pos,
+                            "module '%s': '%s' is %zu bytes (at most %u for "
+                            "CUDA source)",
+                            m->name, m->path, size, CUDAG__MAX_SOURCE_BYTES);
+        goto done;
+    }
     int kind = cudag__code_sniff(bytes, size, m->path);
     if (kind != CUDAG__CODE_SOURCE && (m->options || m->std)) {
         rc = cudag__fail_at(err, CUDAG_ETYPE, pos,
@@ -145,14 +155,6 @@ int cudag__module_read(cudag_graph *g, cudag__module *m, cudag__pos pos,
     }
     switch (kind) {
     case CUDAG__CODE_SOURCE:
-        if (size > CUDAG__MAX_SOURCE_BYTES) {
-            rc = cudag__fail_at(err, CUDAG_ELIMIT, pos,
-                                "module '%s': '%s' is %zu bytes (at most %u "
-                                "for CUDA source)",
-                                m->name, m->path, size,
-                                CUDAG__MAX_SOURCE_BYTES);
-            break;
-        }
         m->text = cudag__arena_strndup(&g->arena, bytes, size);
         m->dir = dir_of(&g->arena, m->path);
         if (!m->text || !m->dir) {
@@ -190,10 +192,17 @@ int cudag__module_read(cudag_graph *g, cudag__module *m, cudag__pos pos,
                             m->name, m->path);
         break;
     default:
-        rc = cudag__fail_at(err, CUDAG_ETYPE, pos,
-                            "module '%s': '%s' is not a fatbin, cubin, PTX or "
-                            "CUDA source (.cu)",
-                            m->name, m->path);
+        /* A .cu that is not text (a NUL byte, invalid UTF-8) says so. */
+        if (source_name)
+            rc = cudag__fail_at(err, CUDAG_ETYPE, pos,
+                                "module '%s': '%s' is not text (a NUL byte or "
+                                "invalid UTF-8), so not CUDA source",
+                                m->name, m->path);
+        else
+            rc = cudag__fail_at(err, CUDAG_ETYPE, pos,
+                                "module '%s': '%s' is not a fatbin, cubin, PTX "
+                                "or CUDA source (.cu)",
+                                m->name, m->path);
         break;
     }
 done:

@@ -72,6 +72,12 @@ static bool try_list(char *buf, size_t size, const char *list)
 
 bool cudag__nvrtc_locate(char *buf, size_t size)
 {
+    /* An explicit choice wins, even a wrong one (then loading says so). */
+    const char *own = getenv("CUDAG_NVRTC");
+    if (own && *own) {
+        int n = snprintf(buf, size, "%s", own);
+        return n > 0 && (size_t)n < size;
+    }
     static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
     for (size_t i = 0; i < 2; i++) {
         const char *h = getenv(homes[i]);

@@ -53,7 +53,8 @@ typedef struct cudag__rtc {
 
 /*
  * Where libnvrtc.so.13 is, found without opening it (so that a cached
- * compile needs no dlopen): $CUDA_HOME/lib64 and /lib, $CUDA_PATH likewise,
+ * compile needs no dlopen): $CUDAG_NVRTC (a library path, taken as it is),
+ * $CUDA_HOME/lib64 and /lib, $CUDA_PATH likewise,
  * /usr/local/cuda/lib64, NVIDIA's pip wheels (nvidia/cu13/lib,
  * nvidia/cuda_nvrtc/lib) under $VIRTUAL_ENV, $CONDA_PREFIX and the usual
  * site-packages, then $LD_LIBRARY_PATH and the system library directories.

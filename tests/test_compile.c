@@ -351,6 +351,51 @@ static void compile_two_processes_at_once(void **state)
     cudag__compiled_free(&c);
 }
 
+/* Without NVRTC, one sentence that names the fixes.  Run in a fresh
+ * process (this program again, with --no-nvrtc): a process opens NVRTC
+ * once, and this one has. */
+static int no_nvrtc_child(void)
+{
+    setenv("CUDAG_NVRTC", "/nonexistent/libnvrtc.so.13", 1);
+    if (tmkdir(tmp, sizeof tmp, "compile-child") != 0)
+        return 1;
+    cudag__compile_req q = req("k.cu", "extern \"C\" __global__ void k() {}",
+                               "c7");
+    q.no_cache = true;
+    cudag__compiled c;
+    tdiag td = {0};
+    int rc = compile(&q, &c, &td);
+    trmtree(tmp);
+    bool ok = rc == CUDAG_ENOTSUP &&
+              strstr(td.text, "g.yaml:3:9: error: module 'mine': NVRTC not "
+                              "found (libnvrtc.so.13): ") &&
+              strstr(td.text, "CUDA source modules need it: install the CUDA "
+                              "toolkit or NVIDIA's nvidia-cuda-nvrtc wheel, or "
+                              "set CUDA_HOME; or compile the module with nvcc "
+                              "(nvcc -fatbin -arch=sm_90 FILE.cu -o "
+                              "FILE.fatbin) and list the fatbin instead");
+    if (!ok)
+        fprintf(stderr, "got %d: %s", rc, td.text);
+    return ok ? 0 : 1;
+}
+
+static char self[4096];
+
+static void compile_without_nvrtc_names_the_fix(void **state)
+{
+    (void)state;
+    pid_t p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        execl(self, self, "--no-nvrtc", (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    assert_int_equal(waitpid(p, &st, 0), p);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* ---- NVRTC failing --------------------------------------------------------- */
 
 static const cudag__rtc *real;
@@ -505,8 +550,14 @@ static void compile_oom_sweep(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--no-nvrtc") == 0)
+        return no_nvrtc_child();
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = '\0';
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(compile_arch_names),
         cmocka_unit_test(compile_to_cubin_without_gpu),
@@ -514,6 +565,7 @@ int main(void)
         cmocka_unit_test(compile_cache_hits_and_misses),
         cmocka_unit_test(compile_unwritable_cache_warns_once),
         cmocka_unit_test(compile_two_processes_at_once),
+        cmocka_unit_test(compile_without_nvrtc_names_the_fix),
         cmocka_unit_test(compile_every_nvrtc_call_fails),
         cmocka_unit_test(compile_oom_sweep),
     };

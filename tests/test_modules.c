@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char cache[256];
 
@@ -153,6 +154,40 @@ static void modules_c_api(void **state)
                         "node 'c': argument 'y' (i32*) must be a buffer of "
                         "i32, got buffer 'f' (f32)");
     cudag_graph_destroy(g);
+}
+
+/* A source module that is too big, or not text: errors at the module. */
+static void modules_source_files_refused(void **state)
+{
+    (void)state;
+    char huge[300], bin[300], yaml[900];
+    snprintf(huge, sizeof huge, "%s/huge.cu", cache);
+    snprintf(bin, sizeof bin, "%s/binary.cu", cache);
+    FILE *f = fopen(huge, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(truncate(huge, 100 << 20), 0);     /* 100 MB, sparse */
+    f = fopen(bin, "wb");
+    assert_non_null(f);
+    fwrite("int x;\0\1\2", 1, 9, f);
+    fclose(f);
+    static const char *const what[] = {
+        "is 104857600 bytes (at most 16777216 for CUDA source)",
+        "is not text (a NUL byte or invalid UTF-8), so not CUDA source"};
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? bin : huge;
+        snprintf(yaml, sizeof yaml, "cudag: 1\nmodules: {m: %s}\n", path);
+        tdiag td;
+        cudag_graph *g = (cudag_graph *)1;
+        long base = cudag__alloc_live();
+        assert_int_not_equal(tload(yaml, &td, &g), CUDAG_OK);
+        assert_null(g);
+        assert_int_equal(cudag__alloc_live(), base);
+        char want[900];
+        snprintf(want, sizeof want, "t.yaml:2:14: error: module 'm': '%s' %s\n",
+                 path, what[i]);
+        assert_string_equal(td.text, want);
+    }
 }
 
 /* ---- instantiation on the fake driver, compiled by the real NVRTC ------ */
@@ -339,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(modules_example_checks_from_source),
         cmocka_unit_test(modules_c_api),
+        cmocka_unit_test(modules_source_files_refused),
         cmocka_unit_test_setup_teardown(modules_source_loaded_from_memory,
                                         use_fake, drop_fake),
         cmocka_unit_test_setup_teardown(
