@@ -154,8 +154,10 @@ static void cache_damaged_entries_are_misses(void **state)
     size_t len;
     assert_int_equal(cudag__cache_get(dir, key, &data, &len), CUDAG_EIO);
     /* Garbage, and a directory where the file should be. */
-    expect_miss(key, "garbage garbage garbage garbage garbage garbage "
-                     "garbage garbage garbage garbage garbage", 100);
+    static const char garbage[] = "garbage garbage garbage garbage garbage "
+                                  "garbage garbage garbage garbage garbage "
+                                  "garbage garbage";
+    expect_miss(key, garbage, sizeof garbage - 1);
     unlink(path);
     assert_int_equal(mkdir(path, 0755), 0);
     assert_int_equal(cudag__cache_get(dir, key, &data, &len), CUDAG_EIO);

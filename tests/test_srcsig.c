@@ -466,12 +466,13 @@ static void srcsig_oom_sweep(void **state)
             rc = cudag__src_signature(&a, &d, cudag__src_find(&d, "t"),
                                       "t<float>", &s, &e);
         long made = cudag__alloc_fail_after(-1);
+        bool waits = rc == CUDAG_OK && (d.k[0].waits || d.k[1].waits);
         cudag__arena_free(&a);
         assert_int_equal(cudag__alloc_live(), base);
         if (rc == CUDAG_OK) {
             assert_true(made < n);   /* no failure was left to inject */
             assert_int_equal(s.nparams, 2);
-            assert_true(d.k[0].waits || d.k[1].waits);
+            assert_true(waits);
             break;
         }
         if (rc != CUDAG_ENOMEM)
