@@ -688,6 +688,8 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         if (params) {
             if (lower_params(lw, k, params, &tmp) != CUDAG_OK)
                 continue;
+            if (from_source)
+                cudag__sig_declared_in_source(g, &tmp);
         } else if (cudag__sig_from_source(g, &tmp, sym ? sym->str : NULL, at,
                                           &e) != CUDAG_OK) {
             cudag__lerr_error(lw, &e, at);

@@ -291,6 +291,18 @@ int cudag__sig_from_source(cudag_graph *g, cudag__sig *s, const char *expr,
     return CUDAG_OK;
 }
 
+void cudag__sig_declared_in_source(cudag_graph *g, cudag__sig *s)
+{
+    const cudag__module *m = &g->modules[s->module];
+    const cudag__src_kernel *k = m->decls ? decl_of(m->decls, s->symbol) : NULL;
+    if (!k)
+        return;
+    s->waits = k->waits ? 1 : -1;
+    s->pdl |= k->waits;
+    if (!k->extern_c || k->ntparams)
+        s->expr = s->symbol;    /* NVRTC lowers it (arena string already) */
+}
+
 const char **cudag__kernel_names(const cudag_graph *g, uint32_t *n)
 {
     uint32_t total = g->nsigs;

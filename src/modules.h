@@ -70,6 +70,12 @@ uint32_t cudag__sig_lookup(cudag_graph *g, const char *name, cudag__pos use,
 int cudag__sig_against_code(cudag_graph *g, cudag__sig *s, cudag__pos pos,
                             cudag_error *err);
 
+/* For signature s of a source module whose parameters were declared (a
+ * struct's layout, say): what the source still says of it, how NVRTC finds
+ * its symbol (s->expr for a C++ name or a template instance) and whether it
+ * waits.  Leaves s as it is when the source does not declare it. */
+void cudag__sig_declared_in_source(cudag_graph *g, cudag__sig *s);
+
 /* The names of every kernel a lookup could find: the declared signatures
  * and the source modules' kernels (templates left out), into a new array
  * (cudag__free) of *n names that live as long as g; NULL on OOM. */

@@ -269,6 +269,32 @@ static cudag_graph *template_graph(const char *body)
     return g;
 }
 
+/* Declared parameters in a source module: the source still says how the
+ * symbol is found and whether the kernel waits. */
+static void modules_declared_params_in_source(void **state)
+{
+    (void)state;
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "cudag: 1\nmodules: {m: %s}\nkernels:\n"
+             "  a: {symbol: \"axpy<float>\", params: [ptr, ptr, f32, i32]}\n"
+             "  s: {symbol: scale, params: [ptr, f32, i32]}\n",
+             tsrc("tests/data/code/user.cu"));
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    cudag_graph *g;
+    cudag_error e;
+    assert_int_equal(tload_opts(yaml, "t.yaml", &o, &g, &e), CUDAG_OK);
+    const cudag__sig *a = &g->sigs[cudag__find_sig(g, "a")];
+    const cudag__sig *sc = &g->sigs[cudag__find_sig(g, "s")];
+    assert_string_equal(a->expr, "axpy<float>");
+    assert_int_equal(a->waits, -1);
+    assert_null(sc->expr);          /* extern "C": its name is the symbol */
+    assert_int_equal(sc->waits, 1);
+    assert_true(sc->pdl);
+    cudag_graph_destroy(g);
+}
+
 static void modules_template_lowered_and_edges_judged(void **state)
 {
     (void)state;
@@ -375,6 +401,7 @@ int main(void)
         cmocka_unit_test(modules_example_checks_from_source),
         cmocka_unit_test(modules_c_api),
         cmocka_unit_test(modules_source_files_refused),
+        cmocka_unit_test(modules_declared_params_in_source),
         cmocka_unit_test_setup_teardown(modules_source_loaded_from_memory,
                                         use_fake, drop_fake),
         cmocka_unit_test_setup_teardown(
