@@ -126,7 +126,8 @@ enum {
     CUDAG_STRICT = 1u << 1,     /* unsafe programmatic edges are errors, not warnings */
     CUDAG_WERROR = 1u << 2,     /* every warning counts as an error */
     CUDAG_NVTX = 1u << 3,       /* emit NVTX ranges around library stages */
-    CUDAG_NO_CHECK = 1u << 4    /* load only; the caller calls cudag_check() */
+    CUDAG_NO_CHECK = 1u << 4,   /* load only; the caller calls cudag_check() */
+    CUDAG_NO_CACHE = 1u << 5    /* compile source modules without the cache */
 };
 
 /*
@@ -225,9 +226,29 @@ CUDAG_API void cudag_graph_destroy(cudag_graph *g);
 CUDAG_API int cudag_add_var(cudag_graph *g, const char *name, int64_t value,
                             cudag_error *err);
 
-/* A kernel binary (fatbin, cubin or PTX); the path is used as given. */
+/* A kernel binary (fatbin, cubin or PTX); the path is used as given and the
+ * file is read by the driver at instantiation.  CUDA source goes through
+ * cudag_add_module_source(). */
 CUDAG_API int cudag_add_module(cudag_graph *g, const char *name,
                                const char *path, cudag_error *err);
+
+/*
+ * A module of CUDA C++ source held in memory, compiled with NVRTC when the
+ * graph is instantiated (for the exact device, through the compile cache;
+ * see docs/kernels-own.md).  `text` is NUL-terminated and copied; `options`
+ * is a NULL-terminated list of NVRTC options ("-DTILE=128", "-Iinclude",
+ * "-std=c++20"), may be NULL, and is copied.  Diagnostics name the file
+ * "<name>.cu".  The kernels the source declares are read at once, so
+ * cudag_add_kernel() can name any extern "C" or plain kernel of it without
+ * a signature, and cudag_check() checks the arguments against it.  Errors:
+ * CUDAG_EDUP, CUDAG_ETYPE (not text), CUDAG_ELIMIT (over 16 MiB),
+ * CUDAG_ENOMEM; the graph is then unchanged.  NVRTC is needed only at
+ * instantiation.
+ */
+CUDAG_API int cudag_add_module_source(cudag_graph *g, const char *name,
+                                      const char *text,
+                                      const char *const *options,
+                                      cudag_error *err);
 
 typedef struct cudag_param {
     const char *name;           /* may be NULL: "p0", "p1", … */
@@ -240,6 +261,31 @@ CUDAG_API int cudag_add_signature(cudag_graph *g, const char *name,
                                   const char *module, const char *symbol,
                                   const cudag_param *params, size_t nparams,
                                   int pdl, cudag_error *err);
+
+/* What cudag_add_signature_handle() is given. */
+typedef enum cudag_handle_kind {
+    CUDAG_HANDLE_FUNCTION = 1,  /* a CUfunction */
+    CUDAG_HANDLE_KERNEL = 2     /* a CUkernel (context-independent) */
+} cudag_handle_kind;
+
+/*
+ * A kernel signature whose code the program loaded itself: a CUfunction or
+ * CUkernel (passed as void*, so this header needs no cuda.h) from its own
+ * modules, PTX from CUDA.jl or Triton, and so on.  The handle is borrowed
+ * and must stay loaded while any exec of the graph lives; a CUfunction must
+ * belong to the context the graph is instantiated in.  Arguments are
+ * checked against params as for any signature; at instantiation the
+ * parameter sizes are confirmed with cuFuncGetParamInfo.  `pdl` says the
+ * code waits (griddepcontrol.wait) before reading upstream data.  Errors:
+ * CUDAG_EINVAL (a NULL handle or an unknown kind), those of
+ * cudag_add_signature().
+ */
+CUDAG_API int cudag_add_signature_handle(cudag_graph *g, const char *name,
+                                         void *handle,
+                                         cudag_handle_kind kind,
+                                         const cudag_param *params,
+                                         size_t nparams, int pdl,
+                                         cudag_error *err);
 
 typedef enum cudag_init_kind {
     CUDAG_INIT_NONE = 0,        /* contents undefined (poisoned by `cudag run`) */
@@ -521,7 +567,8 @@ typedef struct cudag_exec_options {
     int device;                 /* ordinal, used when context is NULL */
     void *context;              /* CUcontext, borrowed */
     void *stream;               /* CUstream, borrowed */
-    unsigned flags;             /* CUDAG_NO_PDL, CUDAG_STRICT, CUDAG_NVTX */
+    unsigned flags;             /* CUDAG_NO_PDL, CUDAG_STRICT, CUDAG_NVTX,
+                                   CUDAG_NO_CACHE */
     cudag_diag_fn diag;         /* warnings (downgraded edges, …) */
     void *diag_user;
     const char *const *include_dirs; /* unused here; reserved */
@@ -608,6 +655,15 @@ typedef struct cudag_exec_stats {
 } cudag_exec_stats;
 
 CUDAG_API int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st);
+
+/*
+ * Removes every entry of the compile cache of source modules
+ * ($CUDAG_CACHE_DIR, else $XDG_CACHE_HOME/cudag, else ~/.cache/cudag) and
+ * nothing else in that directory; *removed (may be NULL) counts them.  A
+ * missing directory is an empty cache.  Errors: CUDAG_EIO naming the file,
+ * CUDAG_EINVAL when no directory can be named (no HOME).
+ */
+CUDAG_API int cudag_cache_clean(unsigned *removed, cudag_error *err);
 
 #ifdef __cplusplus
 }

@@ -465,7 +465,19 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     x->stats.driver_ns = t1 - t0;
     if (rc == CUDAG_OK) {
         NVTX_PUSH(o.flags, g->name, "load modules");
-        rc = cudag__code_load(&x->gpu, g, &x->code, err);
+        /* Compile errors (many, with notes) and warnings go through a
+         * diagnostic sink whose first error is err. */
+        cudag_options co;
+        memset(&co, 0, sizeof co);
+        co.size = sizeof co;
+        co.diag = x->diag;
+        co.diag_user = x->diag_user;
+        co.flags = x->flags & CUDAG_WERROR;
+        cudag__diag dg;
+        cudag__diag_init(&dg, &co, err);
+        rc = cudag__code_load(&x->gpu, g, x->flags, &dg, &x->code, err);
+        if (dg.nerr)
+            cudag__diag_finish(&dg);    /* err->count */
         NVTX_POP(o.flags);
     }
     uint64_t t2 = cudag__now_ns();

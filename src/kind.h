@@ -88,6 +88,13 @@ typedef struct cudag__kind_ops {
      * and counts each buffer it uses in c->uses[].  Reads only. */
     void (*check)(cudag__checker *c, const cudag__node *n);
 
+    /* Why node n, as the graph knows it before any GPU, will not wait for
+     * a programmatic edge into it (griddepcontrol.wait): a sentence into
+     * why[cap], or why left empty when it will, or when only the loaded
+     * code can tell.  Asked of pdl_end kinds; NULL: never says. */
+    void (*pdl_check)(const cudag_graph *g, const cudag__node *n, char *why,
+                      size_t cap);
+
     /* ---- build (build.c) ---- */
     /* The signature whose code the node launches, and where the node names
      * it (*pos, or the node's position); CUDAG__NONE when the node runs no

@@ -188,7 +188,7 @@ static void read_epilogue(cudag__lower *lw, const cudag__doc *x,
         }
     const char *best = cudag__suggest_from(x->str, names, 3);
     cudag__lerr(lw, CUDAG_EKEY, x->pos,
-                "unknown epilogue '%s'%s%s%s (none, relu or gelu)", x->str,
+                "unknown epilogue '%s': none, relu or gelu%s%s%s", x->str,
                 CUDAG__DYM(best));
 }
 

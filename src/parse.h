@@ -55,6 +55,10 @@ typedef struct cudag__file {
     const char *dir;            /* where its relative paths start */
     const char *real;           /* canonical path: include-once, cycles */
     const cudag__doc *root;     /* NULL for an empty file */
+    /* Found in an include directory rather than next to the file that
+     * includes it: an installed manifest, whose module files may not be
+     * built on this machine. */
+    bool installed;
 } cudag__file;
 
 struct cudag__source {

@@ -609,28 +609,39 @@ size_t cudag__edit_distance(const char *a, const char *b, size_t cap)
      * large namespace are ruled out without the dynamic program. */
     if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) >= cap)
         return cap;
-    size_t row[65];
+    /* Optimal string alignment: insertions, deletions, substitutions and
+     * swaps of two adjacent letters ("axyp" for "axpy") cost one each. */
+    size_t r0[65], r1[65], r2[65];
+    size_t *pp = r0, *prev = r1, *row = r2;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
+        prev[j] = j;
+    size_t prev_best = 0;
     for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0], best = row[0] = i;
+        size_t best = row[0] = i;
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
             size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t v = diag + cost;
+            size_t v = prev[j - 1] + cost;
             if (row[j - 1] + 1 < v)
                 v = row[j - 1] + 1;
-            if (up + 1 < v)
-                v = up + 1;
+            if (prev[j] + 1 < v)
+                v = prev[j] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
+                v = pp[j - 2] + 1;
             row[j] = v;
-            diag = up;
             if (v < best)
                 best = v;
         }
-        if (best >= cap)
+        /* A swap reaches back two rows: stop once both are past the cap. */
+        if (best >= cap && prev_best >= cap)
             return cap;
+        prev_best = best;
+        size_t *t = pp;
+        pp = prev;
+        prev = row;
+        row = t;
     }
-    return row[lb] < cap ? row[lb] : cap;
+    return prev[lb] < cap ? prev[lb] : cap;
 }
 
 const char *cudag__suggest(const char *word, const char *const *cands,

@@ -130,3 +130,16 @@ void tchild(void (*fn)(void *arg, char *out, size_t cap), void *arg,
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
+
+int tmkdir(char *buf, size_t size, const char *what)
+{
+    int n = snprintf(buf, size, "/tmp/cudag-%s-XXXXXX", what);
+    return n > 0 && (size_t)n < size && mkdtemp(buf) ? 0 : -1;
+}
+
+int trmtree(const char *dir)
+{
+    char cmd[600];
+    int n = snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return n > 0 && (size_t)n < sizeof cmd && system(cmd) == 0 ? 0 : -1;
+}

@@ -57,4 +57,9 @@ uint64_t tseed(void);
 void tchild(void (*fn)(void *arg, char *out, size_t cap), void *arg,
             char *out, size_t cap);
 
+/* Makes a new directory /tmp/cudag-<what>-XXXXXX, its path into buf;
+ * removes one (and all below it).  Both return 0, or -1 on failure. */
+int tmkdir(char *buf, size_t size, const char *what);
+int trmtree(const char *dir);
+
 #endif

@@ -92,6 +92,9 @@ typedef struct fake_state {
     int capture_last;           /* the last node recorded, -1 for none */
     CUresult capture_broken;    /* why the capture became invalid, or 0 */
     long captures;              /* captures begun */
+    unsigned char loaded_data[64];  /* the head of the last code in memory */
+    int loaded_data_count;
+    int probes_past_end;        /* cuFuncGetParamInfo past the last param */
 } fake_state;
 
 static fake_state F;
@@ -140,6 +143,12 @@ static const fake_kernel fake_kernels[] = {
     {"scale_wide", 4, {8, 8, 8, 8}, 90, 90, 0, NULL},
     {"scale_long", 5, {8, 8, 4, 8, 8}, 90, 90, 0, NULL},
     {"smem_user", 0, {0}, 90, 90, 1024, NULL},
+    /* graphs/user_kernels.cu, and a template instance of a source module. */
+    {"scale", 4, {8, 8, 4, 4}, 90, 90, 0, NULL},
+    {"square", 3, {8, 8, 4}, 90, 90, 0, NULL},
+    {"axpby", 6, {8, 8, 8, 4, 4, 4}, 90, 90, 0, NULL},
+    {"offset_pdl", 4, {8, 8, 4, 4}, 90, 90, 0, NULL},
+    {"_Z4axpyIfEvPT_PKS0_S0_i", 4, {8, 8, 4, 4}, 90, 90, 0, NULL},
 };
 #define FAKE_NKERNELS (sizeof fake_kernels / sizeof fake_kernels[0])
 
@@ -589,6 +598,19 @@ static CUresult fk_LibraryLoad(CUlibrary *l, const char *path, CUjit_option *a,
     *l = fake_obj(8);
     return *l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
+/* Code in memory (a compiled source module): must be a cubin, whose first
+ * bytes the fake keeps for the test to look at. */
+static CUresult fk_LibraryLoadData(CUlibrary *l, const void *code,
+                                   CUjit_option *a, void **b, unsigned c,
+                                   CUlibraryOption *d, void **e, unsigned f)
+{
+    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
+    FAKE_CALL("cuLibraryLoadData");
+    memcpy(F.loaded_data, code, sizeof F.loaded_data);
+    F.loaded_data_count++;
+    *l = fake_obj(8);
+    return *l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
 static CUresult fk_LibraryUnload(CUlibrary l)
 {
     FAKE_CALL("cuLibraryUnload");
@@ -644,8 +666,10 @@ static CUresult fk_FuncGetParamInfo(CUfunction f, size_t i, size_t *off,
 {
     FAKE_CALL("cuFuncGetParamInfo");
     const fake_kernel *k = fk_of(f);
-    if (i >= k->nparams)
+    if (i >= k->nparams) {
+        F.probes_past_end++;    /* what compute-sanitizer reports */
         return CUDA_ERROR_INVALID_VALUE;
+    }
     *off = 8 * i;
     *size = k->sizes[i];
     return CUDA_SUCCESS;
@@ -1148,6 +1172,7 @@ static const cudag__drv fake_table = {
     .cuMemsetD32Async = fk_MemsetD32,
     .cuMemcpyDtoDAsync = fk_MemcpyDtoD,
     .cuLibraryLoadFromFile = fk_LibraryLoad,
+    .cuLibraryLoadData = fk_LibraryLoadData,
     .cuLibraryUnload = fk_LibraryUnload,
     .cuLibraryGetKernel = fk_LibraryGetKernel,
     .cuKernelGetFunction = fk_KernelGetFunction,

@@ -736,7 +736,7 @@ static void exec_replays_and_updates_arguments_and_buffers(void **state)
 static const char yaml_vars[] =
     "cudag: 1\n"
     "vars: {A: 2, K: 2, C: 1000}\n"
-    "modules: {m: /dev/null}\n"
+    "modules: {m: k.fatbin}\n"
     "kernels:\n"
     "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true}\n"
     "buffers:\n"

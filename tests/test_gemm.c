@@ -345,7 +345,7 @@ static void gemm_programmatic_edges_become_full_with_a_warning(void **state)
     fake_lt_reset();
     const char *yaml =
         "cudag: 1\n"
-        "modules: {m: /dev/null}\n"
+        "modules: {m: k.fatbin}\n"
         "kernels: {scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, "
         "pdl: true}}\n"
         "buffers:\n"

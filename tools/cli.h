@@ -42,7 +42,8 @@ void cli_init(cli *c, const char *prog, const char *cmd);
 
 /*
  * Parses one common option at argv[*i]: -D NAME=VALUE, -I DIR, --Werror,
- * --max-errors N, --no-pdl, --strict, --nvtx, --device K, -q.  Returns 1 and
+ * --max-errors N, --no-pdl, --no-cache, --strict, --nvtx, --device K, -q.
+ * Returns 1 and
  * advances
  * *i past it when it was one, 0 when argv[*i] is not a common option, and -1
  * after printing a usage error.
@@ -89,5 +90,6 @@ int cmd_dot(cli *c, int argc, char **argv);
 int cmd_plan(cli *c, int argc, char **argv);
 int cmd_run(cli *c, int argc, char **argv);
 int cmd_bench(cli *c, int argc, char **argv);
+int cmd_cache(cli *c, int argc, char **argv);
 
 #endif

@@ -16,6 +16,8 @@ const char cli_common_help[] =
     "  --Werror          treat warnings as errors\n"
     "  --max-errors N    stop after N errors (default 50)\n"
     "  --no-pdl          build programmatic edges as full edges (run, bench)\n"
+    "  --no-cache        compile CUDA source modules without the compile cache\n"
+    "                    (run, bench)\n"
     "  --strict          an unsafe programmatic edge is an error (run, bench)\n"
     "  --nvtx            NVTX ranges around each stage and replay (run, bench)\n"
     "  --device K        use CUDA device K (run, bench; default 0)\n"
@@ -134,6 +136,8 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
         c->flags |= CUDAG_WERROR;
     } else if (strcmp(a, "--no-pdl") == 0) {
         c->flags |= CUDAG_NO_PDL;
+    } else if (strcmp(a, "--no-cache") == 0) {
+        c->flags |= CUDAG_NO_CACHE;
     } else if (strcmp(a, "--strict") == 0) {
         c->flags |= CUDAG_STRICT;
     } else if (strcmp(a, "--nvtx") == 0) {

@@ -8,8 +8,8 @@
 # file or a directory.  It needs nothing from the bash-completion package and
 # leaves the caller's shell options as it found them.
 
-_cudag_commands="check dot plan run bench help"
-_cudag_common_opts="-D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help"
+_cudag_commands="check dot plan run bench cache help"
+_cudag_common_opts="-D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help"
 
 # Prints the options of subcommand $1 besides the common ones.
 _cudag_cmd_opts()
@@ -120,6 +120,10 @@ _cudag_complete()
             mapfile -t COMPREPLY < <(compgen -W "--help --version" -- "$cur")
         else
             mapfile -t COMPREPLY < <(compgen -W "$_cudag_commands" -- "$cur")
+        fi
+    elif [[ $cmd == cache ]]; then
+        if ((COMP_CWORD == i + 1)); then
+            mapfile -t COMPREPLY < <(compgen -W "clean" -- "$cur")
         fi
     elif [[ $cmd == help ]]; then
         if ((COMP_CWORD == i + 1)); then

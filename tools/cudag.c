@@ -16,6 +16,7 @@ static const command commands[] = {
     {"plan", cmd_plan, "print depth, width, edges by kind and a schedule"},
     {"run", cmd_run, "build, instantiate and replay the graph on a GPU"},
     {"bench", cmd_bench, "compare launch modes of the same graph on a GPU"},
+    {"cache", cmd_cache, "clean: empty the compile cache of source modules"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 

@@ -66,20 +66,20 @@ mkdir sub
 touch a.yaml b.yml c.txt d.svg e.png f.dot "sp ace.yaml" sub/g.yaml
 
 shopt -u extglob
-all_run=(-D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help
+all_run=(-D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help
     --iters --warmup --dump --json)
 mapfile -t long_run < <(printf '%s\n' "${all_run[@]}" | grep -e '^--')
 
-expect "''" check dot plan run bench help
+expect "''" check dot plan run bench cache help
 expect "r" run
 expect "b" bench
 expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
-expect "bench --" --Werror --max-errors --no-pdl --strict --nvtx --device --help --iters --warmup --host-repeats --json
-expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
+expect "bench --" --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device --help --iters --warmup --host-repeats --json
+expect "dot -" -D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
-expect "check --" --Werror --max-errors --no-pdl --strict --nvtx --device --help
+expect "check --" --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device --help
 expect "check ''" a.yaml b.yml "sp ace.yaml" sub
 expect "run sp" "sp ace.yaml"
 expect "run sub/" sub/g.yaml
@@ -88,10 +88,11 @@ expect "dot -o ''" f.dot sub
 expect "run -I ''" sub
 expect "run --iters ''"
 expect "run --device ''"
-expect "help ''" check dot plan run bench
+expect "help ''" check dot plan run bench cache
 expect "help run ''"
 expect "run -D N = 4 ''" a.yaml b.yml "sp ace.yaml" sub
-expect "run -D N = 4 --no" --no-pdl
+expect "run -D N = 4 --no" --no-pdl --no-cache
+expect "cache ''" clean
 expect "run --iters 5 a.yaml --w" --warmup
 expect "run --iters 5 a.yaml --W" --Werror
 expect "run --dump out = ''" a.yaml b.yml c.txt d.svg e.png f.dot "sp ace.yaml" sub
