@@ -1221,6 +1221,24 @@ static void fake_reset(void)
     cudag__driver_override(&fake_table);
 }
 
+#ifdef cmocka_unit_test
+/* After call n of a fault sweep failed inside the scenario: the library
+ * holds nothing (but the context a failed pop leaves pushed: the driver's
+ * state, which it cannot undo), and nothing is left capturing.  For the
+ * CMocka suites (common.h included first). */
+CUDAG__UNUSED static void fake_expect_clean(long n)
+{
+    const char *call = F.failed ? F.failed : "?";
+    int live = fake_live();
+    if (strcmp(call, "cuCtxPopCurrent") == 0)
+        live -= F.pushed;
+    if (live != 0)
+        print_error("call %ld (%s) leaked %d objects\n", n, call, live);
+    assert_int_equal(live, 0);
+    assert_null(F.capture_stream);
+}
+#endif
+
 /* Makes the n-th counted call from now fail (1 = the next one). */
 CUDAG__UNUSED static void fake_fail_at(long n)
 {
