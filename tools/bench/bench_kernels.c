@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tests/kharness.h"
+#include "../../tests/kharness.h"
 
 static kh K;
 static int quick;

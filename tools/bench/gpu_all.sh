@@ -4,21 +4,21 @@
 #   build.log  tests.log  run.log  sanitize.log  soak.log  bench.jsonl
 #   hostload.jsonl  bench.log  summary.txt
 #
-#   tools/gpu_all.sh OUTDIR STEP...
+#   tools/bench/gpu_all.sh OUTDIR STEP...
 #     tests     every suite (cpu and gpu) with meson test; gputests: gpu only
 #     run       cudag run on every example graph, with and without --no-pdl,
 #               and the checksums of the two compared
 #     sanitize  compute-sanitizer memcheck, racecheck and synccheck over every
 #               example graph
-#     soak      tools/soak: 1 000 000 replays per graph and mode
-#     bench     cudag bench and tools/handbuilt on generated topologies,
+#     soak      tests/soak/soak: 1 000 000 replays per graph and mode
+#     bench     cudag bench and handbuilt on generated topologies,
 #               N = 100 … 100 000, and the decode chains
 #     decode    cudag bench on the kernel-library graphs only
 #     hostload  the host-time targets: 10 000-node graphs (and 1 000, 100 000)
 #               written node by node and with repetition, every stage the
-#               median of 7 loads, against tools/handbuilt's median of 7
+#               median of 7 loads, against handbuilt's median of 7
 #     nvtx      cudag bench --nvtx on one graph
-#     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
+#     torch     the decode chain in PyTorch (tools/bench/bench_decode_torch.py)
 #
 # Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
 # build-gpu (kept between calls while the machine stays warm).
@@ -121,7 +121,7 @@ EOF
         findings | head >>"$summary"
         ;;
     soak)
-        timeout 300 $b/tools/soak --replays 1000000 --block 10000 \
+        timeout 300 $b/tests/soak/soak --replays 1000000 --block 10000 \
             --kernels-dir "$CUDAG_KERNELS_DIR" graphs/pdl_chain.yaml \
             graphs/fork_join.yaml >"$out/soak.log" 2>&1
         say "soak (exit $?): $(tail -1 "$out/soak.log")"
@@ -140,7 +140,7 @@ EOF
             # instantiate takes seconds (100 000 nodes).
             local reps=3
             [ "$n" -gt 10000 ] && reps=1
-            python3 tools/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
+            python3 tools/bench/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
                 -o $G/$name.yaml --topo $G/$name.topo
             echo "{\"case\": \"$name\", \"cudag\": $(timeout 240 $C bench --json \
                 --iters $iters --warmup 5 --host-repeats $reps $G/$name.yaml 2>>"$out/bench.log"), \
@@ -197,7 +197,7 @@ EOF
         load_case() { # name N procs shape [gen options]
             local name=$1 n=$2 procs=$3 shape=$4
             shift 4
-            python3 tools/gen_graph.py "$shape" "$n" "$@" -o $G/$name.yaml --topo $G/$name.topo
+            python3 tools/bench/gen_graph.py "$shape" "$n" "$@" -o $G/$name.yaml --topo $G/$name.topo
             for p in $(seq "$procs"); do
                 echo "{\"case\": \"$name\", \"proc\": $p, \"bytes\": $(wc -c <$G/$name.yaml), \"cudag\": $(timeout 240 $pin $C bench \
                     --json --host-repeats 7 --iters 10 --warmup 3 $G/$name.yaml 2>>"$out/bench.log"), \
@@ -215,7 +215,7 @@ EOF
         load_case load_random_10000 10000 5 random
         load_case load_chain_100000 100000 1 chain
         load_case load_chain_repeat_100000 100000 1 chain --repeat
-        python3 tools/hostload_summary.py "$out/hostload.jsonl" >>"$summary"
+        python3 tools/bench/hostload_summary.py "$out/hostload.jsonl" >>"$summary"
         ;;
     nvtx)
         # The NVTX ranges cost nothing without a profiler attached: bench
@@ -228,7 +228,7 @@ EOF
         grep -A8 "^decode_chain\|^pdl_deep\|^norms" "$out/bench.log" | grep -E "^[a-z_]+ on|^[1-5] " >>"$summary"
         ;;
     torch)
-        timeout 300 python3 tools/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
+        timeout 300 python3 tools/bench/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
         echo "{\"case\": \"torch_decode\", \"torch\": $(cat /tmp/torch.json)}" >>"$out/bench.jsonl"
         say "torch: $(cat /tmp/torch.json)"
         ;;

@@ -1,7 +1,7 @@
 /* handbuilt.c — the baseline cudag is measured against: the same topology
  * built by hand with the CUDA driver API, as a user would write it without
  * cudag.  It shares no code with libcudag (it opens libcuda itself), reads
- * the topology that tools/gen_graph.py writes with --topo, builds the graph
+ * the topology that tools/bench/gen_graph.py writes with --topo, builds the graph
  * with cuGraphAddKernelNode and cuGraphAddDependencies, instantiates it, and
  * replays it.
  *
