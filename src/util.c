@@ -117,6 +117,8 @@ void *cudag__arena_alloc(cudag__arena *a, size_t n)
 
 static void *arena_raw(cudag__arena *a, size_t n)
 {
+    if (n > SIZE_MAX - 15u)
+        return NULL;    /* rounding up would wrap to a tiny object */
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
         n = 16;
