@@ -91,6 +91,10 @@ typedef enum cudag_severity {
 /*
  * One diagnostic.  Lines and columns are 1-based; 0 means "no position"
  * (an error that does not come from a file, such as a failed allocation).
+ * A column counts characters, not bytes: every UTF-8 encoded character
+ * (code point) before the position on its line counts one, a tab counts
+ * one, as in YAML parsers' marks.  So "é: 1" has the 1 at column 4, byte 5;
+ * to place a caret, skip column - 1 characters of the line.
  * The struct owns its strings (fixed arrays), so it may be copied freely and
  * outlives the call that filled it.  Print it as
  *     file:line:column: error: message
@@ -100,7 +104,7 @@ typedef struct cudag_error {
     int code;               /* a cudag_status */
     int severity;           /* a cudag_severity */
     int line;
-    int column;
+    int column;             /* in characters, see above */
     int count;              /* errors reported by the call that filled it */
     int cuda_result;        /* CUresult of a failed driver call, else 0 */
     char file[512];

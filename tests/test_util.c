@@ -535,6 +535,24 @@ static void util_edit_distance_and_suggest(void **state)
     assert_null(cudag__suggest("b", one, 1));
 }
 
+/* Columns are characters: continuation bytes add none. */
+static void util_columns_and_character_bytes(void **state)
+{
+    (void)state;
+    const char *s = "a\xc3\xa9\t\xe2\x86\x92\xf0\x9f\x98\x80z";
+    assert_int_equal(cudag__columns(s, strlen(s)), 6);
+    assert_int_equal(cudag__columns(s, 3), 2);
+    assert_int_equal(cudag__columns(s, 0), 0);
+    assert_int_equal(cudag__char_bytes("a", 1), 1);
+    assert_int_equal(cudag__char_bytes(s + 1, 10), 2);
+    assert_int_equal(cudag__char_bytes(s + 4, 10), 3);
+    assert_int_equal(cudag__char_bytes(s + 7, 10), 4);
+    /* A cut or broken sequence: only the bytes that are there and belong. */
+    assert_int_equal(cudag__char_bytes(s + 7, 2), 2);
+    assert_int_equal(cudag__char_bytes("\xe2z", 2), 1);
+    assert_int_equal(cudag__char_bytes("\x80", 1), 1);
+}
+
 static void util_is_ident(void **state)
 {
     (void)state;
@@ -571,6 +589,7 @@ int main(void)
         T(util_diag_werror_and_max_errors),
         T(util_sb_appends_escapes_and_fails_once),
         T(util_edit_distance_and_suggest),
+        T(util_columns_and_character_bytes),
         T(util_is_ident),
     };
 #undef T
