@@ -96,10 +96,16 @@ typedef enum cudag_severity {
  * one, as in YAML parsers' marks.  So "é: 1" has the 1 at column 4, byte 5;
  * to place a caret, skip column - 1 characters of the line.
  * The struct owns its strings (fixed arrays), so it may be copied freely and
- * outlives the call that filled it.  Print it as
+ * outlives the call that filled it.  `file` always holds the whole name: the
+ * loader refuses (CUDAG_ELIMIT) a file name of CUDAG_PATH_MAX bytes or more,
+ * which the system would not open either.  `message` may be cut at 1023
+ * bytes.  Print it as
  *     file:line:column: error: message
- * (cudag_error_format() does exactly that).
+ * (cudag_error_format() does exactly that).  The layout is part of the ABI
+ * (bindings mirror it): file[4096] since soversion 1, file[512] before.
  */
+#define CUDAG_PATH_MAX 4096     /* bytes in a file name, its NUL included */
+
 typedef struct cudag_error {
     int code;               /* a cudag_status */
     int severity;           /* a cudag_severity */
@@ -107,7 +113,7 @@ typedef struct cudag_error {
     int column;             /* in characters, see above */
     int count;              /* errors reported by the call that filled it */
     int cuda_result;        /* CUresult of a failed driver call, else 0 */
-    char file[512];
+    char file[CUDAG_PATH_MAX];  /* "" when the problem has no file */
     char message[1024];
 } cudag_error;
 

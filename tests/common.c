@@ -1,9 +1,11 @@
 /* common.c — shared helpers of the CMocka suites (see common.h). */
 #include "common.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void tdiag_fn(void *user, const cudag_error *e)
@@ -67,6 +69,37 @@ static const char *under(const char *env, const char *rel)
 
 const char *tsrc(const char *rel) { return under("CUDAG_SOURCE_ROOT", rel); }
 const char *tbuild(const char *rel) { return under("CUDAG_BUILD_ROOT", rel); }
+
+const char *tmkdir(const char *what)
+{
+    const char *tmp = getenv("TMPDIR");
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/cudag-test-%s-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp", what);
+    assert_non_null(mkdtemp(path));
+    return path;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+void trm_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+void twrite(const char *dir, const char *name, const char *text)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+}
 
 void tassert_contains(const char *hay, const char *needle, const char *file,
                       int line)
