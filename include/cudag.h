@@ -486,6 +486,81 @@ typedef struct cudag_exec_stats {
 
 CUDAG_API int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st);
 
+/* The name of the exec's device (cuDeviceGetName); lives as long as the
+ * exec.  "" for NULL. */
+CUDAG_API const char *cudag_exec_device_name(const cudag_exec *x);
+
+/* ------------------------------------------------------------------ */
+/* Other ways to replay the same work, to compare them                 */
+
+/*
+ * The same nodes, arguments and buffers as the instantiated graph, run on
+ * the exec's stream in one of these ways (what `cudag bench` compares):
+ *   STREAM       every node as one launch (cuLaunchKernelEx,
+ *                cuMemsetD*Async, cuMemcpyDtoDAsync) in topological order;
+ *   STREAM_PDL   the same, with programmatic stream serialization on each
+ *                kernel that a programmatic or launch-order edge (as built)
+ *                ends at;
+ *   GRAPH_FULL   a second CUDA graph of the nodes with every edge full;
+ *   GRAPH        the exec's own graph, as cudag_exec_launch runs it;
+ *   GRAPH_SERIAL a graph of the nodes as one chain in topological order (what
+ *                capturing the stream launches records): consecutive nodes
+ *                keep the kind of an edge written between them, other links
+ *                are full.
+ * The values are ABI: new ways are appended.
+ */
+typedef enum cudag_replay {
+    CUDAG_REPLAY_STREAM = 0,
+    CUDAG_REPLAY_STREAM_PDL = 1,
+    CUDAG_REPLAY_GRAPH_FULL = 2,
+    CUDAG_REPLAY_GRAPH = 3,
+    CUDAG_REPLAY_GRAPH_SERIAL = 4,
+    CUDAG_REPLAY_COUNT_
+} cudag_replay;
+
+/* "stream launches", "stream launches + PDL attribute", "graph, every edge
+ * full", "graph as declared", "graph, branches serialized"; NULL for a value
+ * that names no way.  Static. */
+CUDAG_API const char *cudag_replay_name(cudag_replay how);
+
+/*
+ * Makes what replaying `how` needs, so that the first replay or timing pays
+ * nothing: for GRAPH_FULL and GRAPH_SERIAL the CUDA graph, built and
+ * instantiated with an upload on the exec's stream; for STREAM_PDL the kinds
+ * the edges were built with.  The exec keeps it until it is destroyed or
+ * changed (cudag_exec_set_arg, cudag_exec_rebind_buffer, cudag_exec_set_var
+ * drop it; the next replay makes it again).  Doing it twice does nothing.
+ * Errors: CUDAG_EINVAL (NULL exec, bad `how`), CUDAG_ENOMEM, CUDAG_ECUDA
+ * naming the call and node; the exec is then as it was.
+ */
+CUDAG_API int cudag_exec_prepare(cudag_exec *x, cudag_replay how,
+                                 cudag_error *err);
+
+/*
+ * Runs the work `times` times on the exec's stream in the way `how` says,
+ * preparing it first if needed (cudag_exec_prepare), and returns without
+ * waiting; cudag_exec_sync waits.  CUDAG_REPLAY_GRAPH is cudag_exec_launch.
+ * A failed launch names the call and, for stream launches, the node.
+ */
+CUDAG_API int cudag_exec_replay(cudag_exec *x, cudag_replay how,
+                                unsigned times, cudag_error *err);
+
+/*
+ * Times replays of `how`: prepares it if needed, replays it `warmup` times
+ * and waits, then replays it `iters` times, each between two CUDA events
+ * (made on the first call, kept by the exec) and waited for, writing replay
+ * i's GPU time in milliseconds to ms[i] (ms holds iters floats, owned by
+ * the caller).  Inside the timed loop it makes only the driver calls of the
+ * replay itself and of the events: record, replay, record, synchronize,
+ * elapsed time.
+ * With CUDAG_NVTX in the exec's flags the timing is one NVTX range, "cudag
+ * GRAPH: time WAY".  Errors as for cudag_exec_replay, plus CUDAG_EINVAL for
+ * a NULL ms with iters > 0; ms is then partly written.
+ */
+CUDAG_API int cudag_exec_time(cudag_exec *x, cudag_replay how,
+                              unsigned warmup, unsigned iters, float *ms,
+                              cudag_error *err);
+
 #ifdef __cplusplus
 }
 #endif
