@@ -405,6 +405,22 @@ typedef struct cudag_exec_options {
 } cudag_exec_options;
 
 /*
+ * Loads the CUDA driver and retains the primary context of device `device`
+ * (an ordinal), the context every exec made without one in its options
+ * uses, until a matching cudag_device_release.  Without it the context is
+ * created by the first such exec and destroyed with the last; a program
+ * that makes and destroys execs one after another keeps it alive this way,
+ * and one that measures can pay for the driver and context apart from its
+ * graphs.  Calls nest (the driver counts them).  Errors: CUDAG_ENODRIVER,
+ * CUDAG_EINVAL (no such device: the message gives the machine's count),
+ * CUDAG_ECUDA.
+ */
+CUDAG_API int cudag_device_retain(int device, cudag_error *err);
+
+/* Undoes one cudag_device_retain of `device`.  Same errors. */
+CUDAG_API int cudag_device_release(int device, cudag_error *err);
+
+/*
  * Loads the driver and the graph's modules, allocates and initialises its
  * buffers (except those bound with cudag_bind_buffer), builds the CUDA graph
  * and instantiates it.  The graph must have passed cudag_check() and must

@@ -207,6 +207,64 @@ static int init_buffer(cudag_exec *x, uint32_t bi, void **stage,
 
 /* ---- instantiation stages ---------------------------------------------------- */
 
+/* The CUdevice of ordinal `device`, refused with the machine's count when
+ * there is none. */
+static int find_device(const cudag__drv *d, int device, CUdevice *dev,
+                       cudag_error *err)
+{
+    int count = 0;
+    CUresult r;
+    if ((r = d->cuDeviceGetCount(&count)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetCount");
+    if (device < 0 || device >= count)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "there is no CUDA device %d (this machine "
+                              "has %d)",
+                              device, count);
+    if ((r = d->cuDeviceGet(dev, device)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGet(%d)",
+                              device);
+    return CUDAG_OK;
+}
+
+/* The driver and device `device` for cudag_device_retain / _release. */
+static int device_of(int device, const cudag__drv **d, CUdevice *dev,
+                     cudag_error *err)
+{
+    cudag__error_clear(err);
+    int rc = cudag__driver(d, err);
+    return rc == CUDAG_OK ? find_device(*d, device, dev, err) : rc;
+}
+
+int cudag_device_retain(int device, cudag_error *err)
+{
+    const cudag__drv *d;
+    CUdevice dev;
+    int rc = device_of(device, &d, &dev, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUcontext ctx;
+    CUresult r = d->cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                              "cuDevicePrimaryCtxRetain(device %d)", device);
+    return CUDAG_OK;
+}
+
+int cudag_device_release(int device, cudag_error *err)
+{
+    const cudag__drv *d;
+    CUdevice dev;
+    int rc = device_of(device, &d, &dev, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUresult r = d->cuDevicePrimaryCtxRelease(dev);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                              "cuDevicePrimaryCtxRelease(device %d)", device);
+    return CUDAG_OK;
+}
+
 /* Opens the device, context and stream.  *pushed tells whether the
  * context was made current (and must be popped), whatever the result. */
 static int open_device(cudag_exec *x, const cudag_exec_options *o,
@@ -228,17 +286,9 @@ static int open_device(cudag_exec *x, const cudag_exec_options *o,
         if ((r = d->cuCtxGetDevice(&x->gpu.dev)) != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuCtxGetDevice");
     } else {
-        int count = 0;
-        if ((r = d->cuDeviceGetCount(&count)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetCount");
-        if (o->device < 0 || o->device >= count)
-            return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                                  "there is no CUDA device %d (this machine "
-                                  "has %d)",
-                                  o->device, count);
-        if ((r = d->cuDeviceGet(&x->gpu.dev, o->device)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGet(%d)",
-                                  o->device);
+        int rc = find_device(d, o->device, &x->gpu.dev, err);
+        if (rc != CUDAG_OK)
+            return rc;
         CUcontext ctx = NULL;
         if ((r = d->cuDevicePrimaryCtxRetain(&ctx, x->gpu.dev)) != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, CUDAG__NOPOS,

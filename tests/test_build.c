@@ -905,6 +905,47 @@ static void replay_refuses_bad_arguments(void **state)
     finish(x, g);
 }
 
+/* The primary context outlives execs while the program retains it; each
+ * retain is undone by one release. */
+static void device_retain_keeps_the_context(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_error e;
+    ok(cudag_device_retain(0, &e), &e);
+    ok(cudag_device_retain(0, &e), &e);
+    assert_int_equal(F.retained, 2);
+    cudag_graph *g = compute_graph();
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    assert_int_equal(F.retained, 3);
+    cudag_exec_destroy(x);
+    assert_int_equal(F.retained, 2);
+    ok(cudag_device_release(0, &e), &e);
+    ok(cudag_device_release(0, &e), &e);
+    assert_int_equal(fake_live(), 0);
+    assert_int_equal(cudag_device_retain(1, &e), CUDAG_EINVAL);
+    assert_string_equal(e.message, "there is no CUDA device 1 (this machine has 1)");
+    assert_int_equal(cudag_device_release(-1, &e), CUDAG_EINVAL);
+    /* Each driver call failing in turn: reported by name, nothing kept. */
+    for (long n = 1;; n++) {
+        fake_fail_at(n);
+        int rc = cudag_device_retain(0, &e);
+        if (!F.failed) {
+            ok(rc, &e);
+            F.countdown = -1;
+            ok(cudag_device_release(0, &e), &e);
+            break;
+        }
+        assert_int_equal(rc, CUDAG_ECUDA);
+        assert_non_null(strstr(e.message, F.failed));
+        assert_int_equal(F.retained, 0);
+    }
+    F.countdown = -1;
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
 static const char yaml_vars[] =
     "cudag: 1\n"
     "vars: {A: 2, K: 2, C: 1000}\n"
@@ -1129,6 +1170,7 @@ int main(void)
         cmocka_unit_test(replay_every_way_runs_the_same_work),
         cmocka_unit_test(replay_time_makes_only_the_replay_calls),
         cmocka_unit_test(replay_refuses_bad_arguments),
+        cmocka_unit_test(device_retain_keeps_the_context),
         cmocka_unit_test(exec_survives_every_driver_failure),
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };

@@ -14,31 +14,19 @@
  * dependent kernel on an H100), which made mode 3, timed first, slower than
  * the same graph built and replayed alone.
  * It also reports the host time of every stage and the host memory the graph
- * adds to a process whose driver and context are up. */
+ * adds to a process whose driver and context are up.  The modes are the
+ * library's cudag_replay ways (cudag_exec_time), so this file uses only
+ * cudag.h. */
 #include "cli.h"
-#include "exec.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#ifdef CUDAG_HAVE_NVTX
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#pragma GCC diagnostic ignored "-Wcast-align"
-#include <nvtx3/nvToolsExt.h>
-#pragma GCC diagnostic pop
-#endif
 #include <time.h>
+#include <unistd.h>
 
-enum { NMODES = 5 };
-
-static const char *const mode_names[NMODES] = {
-    "stream launches",
-    "stream launches + PDL attribute",
-    "graph, every edge full",
-    "graph as declared",
-    "graph, branches serialized",
-};
+/* Mode m + 1 is cudag_replay m: the order above. */
+enum { NMODES = CUDAG_REPLAY_COUNT_ };
+_Static_assert(NMODES == 5, "one JSON key per mode below");
 
 static const char *const mode_keys[NMODES] = {
     "stream", "stream_pdl", "graph_full", "graph", "graph_serial",
@@ -52,12 +40,6 @@ typedef struct bench {
     cli *c;
     cudag_exec *x;
     const cudag_graph *g;
-    const cudag__drv *drv;
-    uint8_t *kinds;             /* effective kind per edge */
-    bool *pdl_in;               /* per node: launched with the PDL attribute */
-    CUgraphExec gx[NMODES];     /* graph modes; NULL for stream modes */
-    cudag__built built[NMODES];
-    CUevent e0, e1;
     float *ms;
     unsigned iters, warmup, host_repeats;
 } bench;
@@ -78,14 +60,11 @@ typedef struct host_times {
     double parse_check, driver, load, alloc, build, instantiate; /* ms */
 } host_times;
 
-static int cu(bench *b, CUresult r, const char *what)
+/* Prints a library error and returns the exit status it maps to. */
+static int fail(const bench *b, const cudag_error *err)
 {
-    if (r == CUDA_SUCCESS)
-        return CLI_OK;
-    cudag_error err;
-    cudag__cu_fail(&err, b->drv, r, CUDAG__NOPOS, "%s", what);
-    cli_print_error(b->c, &err);
-    return CLI_ECUDA;
+    cli_print_error(b->c, err);
+    return cli_status(err->code);
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -94,118 +73,14 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One replay of the stream modes: every node in topological order. */
-static int launch_stream(bench *b, bool pdl)
-{
-    const cudag_graph *g = b->g;
-    cudag_exec *x = b->x;
-    CUstream s = x->gpu.stream;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        uint32_t n = g->topo.order[i];
-        const cudag__node *node = &g->nodes[n];
-        CUresult r;
-        if (node->kind == CUDAG_NODE_KERNEL) {
-            const cudag__launch *k = &x->launch.k[n];
-            CUlaunchAttribute attr;
-            memset(&attr, 0, sizeof attr);
-            attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-            attr.value.programmaticStreamSerializationAllowed = 1;
-            CUlaunchConfig cfg;
-            memset(&cfg, 0, sizeof cfg);
-            cfg.gridDimX = k->grid[0], cfg.gridDimY = k->grid[1];
-            cfg.gridDimZ = k->grid[2];
-            cfg.blockDimX = k->block[0], cfg.blockDimY = k->block[1];
-            cfg.blockDimZ = k->block[2];
-            cfg.sharedMemBytes = k->smem;
-            cfg.hStream = s;
-            cfg.attrs = &attr;
-            cfg.numAttrs = pdl && b->pdl_in[n] ? 1 : 0;
-            r = b->drv->cuLaunchKernelEx(&cfg, k->fn, k->params, NULL);
-        } else if (node->kind == CUDAG_NODE_MEMSET) {
-            CUDA_MEMSET_NODE_PARAMS p;
-            cudag__memset_params(g, node, x->bufs, &p);
-            r = p.elementSize == 1
-                    ? b->drv->cuMemsetD8Async(p.dst, (unsigned char)p.value, p.width, s)
-                : p.elementSize == 2
-                    ? b->drv->cuMemsetD16Async(p.dst, (unsigned short)p.value, p.width, s)
-                    : b->drv->cuMemsetD32Async(p.dst, p.value, p.width, s);
-        } else {
-            const cudag__memcpy *m = &node->u.cpy;
-            size_t es = cudag_type_size(g->buffers[m->src].type);
-            r = b->drv->cuMemcpyDtoDAsync(x->bufs[m->dst] + m->dst_offset * es,
-                                          x->bufs[m->src] + m->src_offset * es,
-                                          m->count * es, s);
-        }
-        if (r != CUDA_SUCCESS) {
-            cudag_error err;
-            cudag__cu_fail(&err, b->drv, r, node->pos, "launching node '%s'",
-                           node->name);
-            cli_print_error(b->c, &err);
-            return CLI_ECUDA;
-        }
-    }
-    return CLI_OK;
-}
-
-static int replay(bench *b, int mode)
-{
-    if (mode < 2)
-        return launch_stream(b, mode == 1);
-    return cu(b, b->drv->cuGraphLaunch(b->gx[mode], b->x->gpu.stream),
-              "cuGraphLaunch");
-}
-
-/* Warm-up, then one event pair around each timed replay. */
-static int measure_runs(bench *b, int mode)
-{
-    CUstream s = b->x->gpu.stream;
-    int rc = CLI_OK;
-    for (unsigned i = 0; i < b->warmup && rc == CLI_OK; i++)
-        rc = replay(b, mode);
-    if (rc == CLI_OK)
-        rc = cu(b, b->drv->cuStreamSynchronize(s), "warm-up");
-    for (unsigned i = 0; i < b->iters && rc == CLI_OK; i++) {
-        rc = cu(b, b->drv->cuEventRecord(b->e0, s), "cuEventRecord");
-        if (rc == CLI_OK)
-            rc = replay(b, mode);
-        if (rc == CLI_OK)
-            rc = cu(b, b->drv->cuEventRecord(b->e1, s), "cuEventRecord");
-        if (rc == CLI_OK)
-            rc = cu(b, b->drv->cuEventSynchronize(b->e1),
-                    "a replay (a kernel failed?)");
-        if (rc == CLI_OK)
-            rc = cu(b, b->drv->cuEventElapsedTime(&b->ms[i], b->e0, b->e1),
-                    "cuEventElapsedTime");
-    }
-    return rc;
-}
-
-/* With --nvtx, each mode is one range in a profile, named after the graph. */
-static void mode_range(const bench *b, int mode, bool push)
-{
-#ifdef CUDAG_HAVE_NVTX
-    if (!(b->c->flags & CUDAG_NVTX))
-        return;
-    if (!push) {
-        nvtxRangePop();
-        return;
-    }
-    char name[320];
-    snprintf(name, sizeof name, "cudag %s: bench %d (%s)", b->g->name, mode + 1,
-             mode_names[mode]);
-    nvtxRangePushA(name);
-#else
-    (void)b, (void)mode, (void)push;
-#endif
-}
-
+/* Warm-up, then one event pair around each timed replay (cudag_exec_time;
+ * with --nvtx each mode is one range in a profile). */
 static int measure(bench *b, int mode, stats *st)
 {
-    mode_range(b, mode, true);
-    int rc = measure_runs(b, mode);
-    mode_range(b, mode, false);
-    if (rc != CLI_OK)
-        return rc;
+    cudag_error err;
+    if (cudag_exec_time(b->x, (cudag_replay)mode, b->warmup, b->iters, b->ms,
+                        &err) != CUDAG_OK)
+        return fail(b, &err);
     qsort(b->ms, b->iters, sizeof *b->ms, cmp_float);
     st->median = b->ms[b->iters / 2] * 1e3;
     st->p10 = b->ms[b->iters / 10] * 1e3;
@@ -214,25 +89,6 @@ static int measure(bench *b, int mode, stats *st)
     st->min = b->ms[0] * 1e3;
     st->max = b->ms[b->iters - 1] * 1e3;
     return CLI_OK;
-}
-
-/* Builds and instantiates the graph of modes 3 and 5. */
-static int make_graph(bench *b, int mode, int build_mode)
-{
-    cudag_error err;
-    cudag_exec *x = b->x;
-    if (cudag__build(&x->gpu, b->g, &x->launch, x->bufs, b->kinds, build_mode,
-                     &b->built[mode], &err) != CUDAG_OK) {
-        cli_print_error(b->c, &err);
-        return cli_status(err.code);
-    }
-    CUDA_GRAPH_INSTANTIATE_PARAMS ip;
-    memset(&ip, 0, sizeof ip);
-    ip.hUploadStream = x->gpu.stream;
-    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
-    return cu(b, b->drv->cuGraphInstantiateWithParams(&b->gx[mode],
-                                                      b->built[mode].graph, &ip),
-              "cuGraphInstantiateWithParams");
 }
 
 /* Resident memory now, from /proc/self/statm; -1 where there is none. */
@@ -262,19 +118,12 @@ static long context_kib(const host_mem *m)
 
 /* Starts the driver and retains the device's primary context before the
  * exec does, so that the memory and time they take are measured apart from
- * the graph's.  Any failure leaves *dev at -1 and is left for
+ * the graph's.  Returns whether it did: a failure is left for
  * cudag_instantiate to report in its own words. */
-static void context_up(int device, CUdevice *dev, const cudag__drv **drv)
+static bool context_up(int device)
 {
     cudag_error err;
-    CUcontext ctx;
-    *dev = -1;
-    if (cudag__driver(drv, &err) != CUDAG_OK)
-        return;
-    CUdevice d;
-    if ((*drv)->cuDeviceGet(&d, device) == CUDA_SUCCESS &&
-        (*drv)->cuDevicePrimaryCtxRetain(&ctx, d) == CUDA_SUCCESS)
-        *dev = d;
+    return cudag_device_retain(device, &err) == CUDAG_OK;
 }
 
 static double ms_since(const struct timespec *t0)
@@ -377,17 +226,19 @@ static void print_json(bench *b, const stats *st, const host_times *first,
                        const host_times *med, unsigned downgraded,
                        const host_mem *mem, size_t depth)
 {
-    const cudag_graph *g = b->g;
+    const char *name = cudag_graph_name(b->g);
+    size_t nodes = cudag_graph_node_count(b->g);
+    size_t edges = cudag_graph_edge_count(b->g);
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     printf("{\"graph\": ");
-    cli_json_string(stdout, g->name);
+    cli_json_string(stdout, name);
     printf(", \"device\": ");
-    cli_json_string(stdout, b->x->gpu.name);
-    printf(", \"date\": \"%s\", \"nodes\": %u, \"edges\": %u, \"depth\": %zu, "
+    cli_json_string(stdout, cudag_exec_device_name(b->x));
+    printf(", \"date\": \"%s\", \"nodes\": %zu, \"edges\": %zu, \"depth\": %zu, "
            "\"iters\": %u, \"warmup\": %u, \"downgraded_edges\": %u,\n",
-           date, g->nnodes, g->nedges, depth, b->iters, b->warmup,
+           date, nodes, edges, depth, b->iters, b->warmup,
            downgraded);
     printf(" \"host_repeats\": %u,\n", b->host_repeats);
     print_host_json("host_ms", med);
@@ -397,13 +248,13 @@ static void print_json(bench *b, const stats *st, const host_times *first,
            "\"driver_context\": %ld, \"graph\": %ld, \"graph_per_node\": %.3f},\n"
            " \"modes\": {",
            mem->start, mem->parsed, mem->context, context_kib(mem), gk,
-           gk < 0 ? -1.0 : (double)gk / g->nnodes);
+           gk < 0 ? -1.0 : (double)gk / nodes);
     for (int m = 0; m < NMODES; m++)
         printf("%s\n  \"%s\": {\"median_us\": %.3f, \"p10_us\": %.3f, "
                "\"p90_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
                "\"per_node_us\": %.4f}",
                m ? "," : "", mode_keys[m], st[m].median, st[m].p10, st[m].p90,
-               st[m].min, st[m].max, st[m].median / g->nnodes);
+               st[m].min, st[m].max, st[m].median / nodes);
     printf("}}\n");
 }
 
@@ -411,19 +262,21 @@ static void print_table(bench *b, const stats *st, const host_times *first,
                         const host_times *med, unsigned downgraded,
                         const host_mem *mem, size_t depth)
 {
-    const cudag_graph *g = b->g;
-    printf("%s on %s: %u nodes, %u edges, %zu levels; %u replays after %u "
+    const char *name = cudag_graph_name(b->g);
+    size_t nodes = cudag_graph_node_count(b->g);
+    size_t edges = cudag_graph_edge_count(b->g);
+    printf("%s on %s: %zu nodes, %zu edges, %zu levels; %u replays after %u "
            "warm-up\n\n",
-           g->name, b->x->gpu.name, g->nnodes, g->nedges, depth, b->iters,
+           name, cudag_exec_device_name(b->x), nodes, edges, depth, b->iters,
            b->warmup);
     printf("  %-33s %11s %9s %9s %11s %8s %8s\n", "mode", "median µs",
            "p10", "p90", "µs/node", "vs 1", "vs 3");
     for (int m = 0; m < NMODES; m++)
         printf("%d %-33s %11.2f %9.2f %9.2f %11.3f %7.2fx %7.2fx\n", m + 1,
-               mode_names[m], st[m].median, st[m].p10, st[m].p90,
-               st[m].median / g->nnodes, st[0].median / st[m].median,
+               cudag_replay_name((cudag_replay)m), st[m].median, st[m].p10, st[m].p90,
+               st[m].median / nodes, st[0].median / st[m].median,
                st[2].median / st[m].median);
-    double ideal = depth ? (double)g->nnodes / (double)depth : 1.0;
+    double ideal = depth ? (double)nodes / (double)depth : 1.0;
     double branch = st[4].median / st[3].median;
     printf("\nparallel branches: serialized / declared = %.2fx (ideal for "
            "equal nodes %.2fx: %.0f%%)\n",
@@ -432,8 +285,8 @@ static void print_table(bench *b, const stats *st, const host_times *first,
            "alloc %.3f ms, build %.3f ms (%.2f µs/node), instantiate %.3f ms "
            "(%.2f µs/node)\n",
            b->host_repeats, med->parse_check, med->load, med->alloc, med->build,
-           med->build * 1e3 / g->nnodes, med->instantiate,
-           med->instantiate * 1e3 / g->nnodes);
+           med->build * 1e3 / nodes, med->instantiate,
+           med->instantiate * 1e3 / nodes);
     printf("host (first load): parse+check %.3f ms, driver %.1f ms, load "
            "%.3f ms, alloc %.3f ms, build %.3f ms, instantiate %.3f ms\n",
            first->parse_check, first->driver, first->load, first->alloc,
@@ -442,7 +295,7 @@ static void print_table(bench *b, const stats *st, const host_times *first,
     if (gk >= 0)
         printf("host memory: %ld KiB for the process with the driver and "
                "context up; the graph adds %ld KiB (%.2f KiB/node)\n",
-               context_kib(mem), gk, (double)gk / g->nnodes);
+               context_kib(mem), gk, (double)gk / nodes);
     if (downgraded)
         printf("note: %u programmatic edges were built as full edges (see the "
                "warnings above)\n",
@@ -522,10 +375,8 @@ int cmd_bench(cli *c, int argc, char **argv)
     double parse_ms = ms_since(&t0);
     mem.parsed = rss_kib();
     b.g = g;
-    CUdevice dev;
-    const cudag__drv *drv0 = NULL;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    context_up(c->device, &dev, &drv0);
+    bool retained = context_up(c->device);
     double driver_ms = ms_since(&t0);
     mem.context = rss_kib();
 
@@ -538,95 +389,55 @@ int cmd_bench(cli *c, int argc, char **argv)
     eo.diag_user = c;
     cudag_error err;
     if ((rc = cudag_instantiate(g, &eo, &b.x, &err)) != CUDAG_OK) {
-        cli_print_error(c, &err);
-        rc = cli_status(rc);
+        rc = fail(&b, &err);
         goto out;
     }
     mem.graph = rss_kib();
     cudag_exec_stats es;
     cudag_exec_get_stats(b.x, &es);
-    if (dev >= 0)
+    if (retained)
         es.driver_ns += (uint64_t)(driver_ms * 1e6);
-    b.drv = b.x->gpu.drv;
-    /* The exec may have lowered the graph again; it uses b.x->g. */
-    b.g = b.x->g;
     /* Repeated before the other modes' graphs exist, so each load runs
-     * beside one live graph, as tools/handbuilt's repeats do. */
+     * beside one live graph, as handbuilt's repeats do. */
     host_times first = host_from(parse_ms, &es), med;
     if ((rc = host_repeat(&b, file, g, &first, &med)) != CLI_OK)
         goto out;
     stats st[NMODES];
     memset(st, 0, sizeof st);
-    rc = cudag__exec_enter(b.x, &err) == CUDAG_OK ? CLI_OK : CLI_ECUDA;
-    if (rc != CLI_OK) {
-        cli_print_error(c, &err);
-        goto out;
-    }
-    b.kinds = calloc(b.g->nedges + 1, 1);
-    b.pdl_in = calloc(b.g->nnodes + 1, sizeof *b.pdl_in);
     b.ms = calloc(b.iters, sizeof *b.ms);
-    if (!b.kinds || !b.pdl_in || !b.ms) {
+    if (!b.ms) {
         fprintf(stderr, "%s bench: out of memory\n", c->prog);
         rc = CLI_ECUDA;
-        goto leave;
+        goto out;
     }
-    /* The kinds the exec built (its warnings were printed already). */
-    cudag__diag quiet;
-    cudag__diag_init(&quiet, NULL, NULL);
-    unsigned down;
-    if (cudag__edge_kinds(&b.x->gpu, b.g, &b.x->code, c->flags & ~CUDAG_STRICT,
-                          &quiet, b.kinds, &down) != CUDAG_OK) {
-        rc = CLI_EGRAPH;
-        goto leave;
-    }
-    for (uint32_t e = 0; e < b.g->nedges; e++)
-        if (b.kinds[e] != CUDAG_EDGE_FULL)
-            b.pdl_in[b.g->edges[e].to] = true;
-    b.gx[3] = b.x->gexec;
-    if ((rc = make_graph(&b, 2, CUDAG__BUILD_ALL_FULL)) != CLI_OK ||
-        (rc = make_graph(&b, 4, CUDAG__BUILD_SERIAL)) != CLI_OK)
-        goto leave;
-    if ((rc = cu(&b, b.drv->cuEventCreate(&b.e0, CU_EVENT_DEFAULT), "cuEventCreate")) ||
-        (rc = cu(&b, b.drv->cuEventCreate(&b.e1, CU_EVENT_DEFAULT), "cuEventCreate")))
-        goto leave;
+    /* Every mode's graph is built and instantiated before any is timed. */
+    for (int m = 0; m < NMODES && rc == CLI_OK; m++)
+        if (cudag_exec_prepare(b.x, (cudag_replay)m, &err) != CUDAG_OK)
+            rc = fail(&b, &err);
     /* The exec's graph runs first, as in `cudag run`: see the top of the
      * file for what the others cost before it has. */
-    for (unsigned i = 0; i < b.warmup && rc == CLI_OK; i++)
-        rc = replay(&b, 3);
-    if (rc == CLI_OK)
-        rc = cu(&b, b.drv->cuStreamSynchronize(b.x->gpu.stream),
-                "the first replays of the graph as declared");
+    if (rc == CLI_OK &&
+        (cudag_exec_replay(b.x, CUDAG_REPLAY_GRAPH, b.warmup, &err) != CUDAG_OK ||
+         cudag_exec_sync(b.x, &err) != CUDAG_OK))
+        rc = fail(&b, &err);
     for (int m = 0; m < NMODES && rc == CLI_OK; m++)
         rc = measure(&b, m, &st[m]);
+    cudag_plan_info pi;
+    if (rc == CLI_OK && cudag_plan(g, &pi, NULL, &err) != CUDAG_OK)
+        rc = fail(&b, &err);
     if (rc == CLI_OK) {
-        size_t depth = b.g->topo.depth;
         if (json)
-            print_json(&b, st, &first, &med, es.downgraded_edges, &mem, depth);
+            print_json(&b, st, &first, &med, es.downgraded_edges, &mem, pi.depth);
         else
-            print_table(&b, st, &first, &med, es.downgraded_edges, &mem, depth);
+            print_table(&b, st, &first, &med, es.downgraded_edges, &mem, pi.depth);
     }
-leave:
-    if (b.e0)
-        b.drv->cuEventDestroy(b.e0);
-    if (b.e1)
-        b.drv->cuEventDestroy(b.e1);
-    for (int m = 0; m < NMODES; m++) {
-        if (m != 3 && b.gx[m])
-            b.drv->cuGraphExecDestroy(b.gx[m]);
-        cudag__built_free(&b.x->gpu, &b.built[m]);
-    }
-    cudag__exec_leave(b.x);
 out:
-    free(b.kinds);
-    free(b.pdl_in);
     free(b.ms);
-    if (b.x && cudag_exec_sync(b.x, &err) != CUDAG_OK && rc == CLI_OK) {
-        cli_print_error(c, &err);
-        rc = CLI_ECUDA;
-    }
+    if (b.x && cudag_exec_sync(b.x, &err) != CUDAG_OK && rc == CLI_OK)
+        rc = fail(&b, &err);
     cudag_exec_destroy(b.x);
-    if (dev >= 0)
-        (void)drv0->cuDevicePrimaryCtxRelease(dev);
+    if (retained)
+        (void)cudag_device_release(c->device, &err);
     cudag_graph_destroy(g);
     return rc;
 }
