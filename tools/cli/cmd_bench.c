@@ -313,6 +313,109 @@ static int parse_count(cli *c, const char *opt, const char *v, unsigned *out)
     return 0;
 }
 
+/* Reads the command line into b (iters, warmup, host_repeats), *file and
+ * *json.  Returns CLI_OK or, after saying why, CLI_EUSAGE. */
+static int parse_args(cli *c, int argc, char **argv, bench *b,
+                      const char **file, bool *json)
+{
+    *file = NULL;
+    *json = false;
+    for (int i = 1; i < argc;) {
+        int r = cli_common_opt(c, argc, argv, &i);
+        if (r < 0)
+            return CLI_EUSAGE;
+        if (r > 0)
+            continue;
+        const char *a = argv[i++];
+        if (strcmp(a, "--json") == 0) {
+            *json = true;
+        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0 ||
+                   strcmp(a, "--host-repeats") == 0) {
+            unsigned *to = a[2] == 'i' ? &b->iters
+                           : a[2] == 'w' ? &b->warmup : &b->host_repeats;
+            if (parse_count(c, a, i < argc ? argv[i] : NULL, to) < 0)
+                return CLI_EUSAGE;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage(c, "unknown option '%s'", a);
+        } else if (*file) {
+            return cli_usage(c, "one file at a time");
+        } else {
+            *file = a;
+        }
+    }
+    if (!*file)
+        return cli_usage(c, "no file given");
+    return CLI_OK;
+}
+
+/* Loads the file into *g, brings the driver and context up (*retained says
+ * whether this did, to be undone), and instantiates b->x, measuring host
+ * memory (*mem) and time (*first) at each step.  On error *g may still need
+ * destroying (NULL when the load failed); b->x is NULL. */
+static int load(bench *b, const char *file, cudag_graph **g, bool *retained,
+                host_mem *mem, host_times *first)
+{
+    cli *c = b->c;
+    *mem = (host_mem){rss_kib(), -1, -1, -1};
+    *retained = false;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = cli_load(c, file, g);
+    if (rc != CLI_OK) {
+        *g = NULL;
+        return rc;
+    }
+    double parse_ms = ms_since(&t0);
+    mem->parsed = rss_kib();
+    b->g = *g;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *retained = context_up(c->device);
+    double driver_ms = ms_since(&t0);
+    mem->context = rss_kib();
+
+    cudag_exec_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.size = sizeof eo;
+    eo.device = c->device;
+    eo.flags = c->flags;
+    eo.diag = cli_diag;
+    eo.diag_user = c;
+    cudag_error err;
+    if (cudag_instantiate(*g, &eo, &b->x, &err) != CUDAG_OK)
+        return fail(b, &err);
+    mem->graph = rss_kib();
+    cudag_exec_stats es;
+    cudag_exec_get_stats(b->x, &es);
+    if (*retained)
+        es.driver_ns += (uint64_t)(driver_ms * 1e6);
+    *first = host_from(parse_ms, &es);
+    return CLI_OK;
+}
+
+/* Times every mode into st[]: every mode's graph is built and instantiated
+ * first, then the exec's own graph replayed (see the top of the file for
+ * what the others cost before it has run), then each mode in turn. */
+static int run_modes(bench *b, stats *st)
+{
+    b->ms = calloc(b->iters, sizeof *b->ms);
+    if (!b->ms) {
+        fprintf(stderr, "%s bench: out of memory\n", b->c->prog);
+        return CLI_ECUDA;
+    }
+    cudag_error err;
+    for (int m = 0; m < NMODES; m++)
+        if (cudag_exec_prepare(b->x, (cudag_replay)m, &err) != CUDAG_OK)
+            return fail(b, &err);
+    if (cudag_exec_replay(b->x, CUDAG_REPLAY_GRAPH, b->warmup, &err) != CUDAG_OK ||
+        cudag_exec_sync(b->x, &err) != CUDAG_OK)
+        return fail(b, &err);
+    int rc = CLI_OK;
+    for (int m = 0; m < NMODES && rc == CLI_OK; m++)
+        rc = measure(b, m, &st[m]);
+    return rc;
+}
+
 int cmd_bench(cli *c, int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -329,109 +432,44 @@ int cmd_bench(cli *c, int argc, char **argv)
                c->prog, cli_common_help);
         return CLI_OK;
     }
-    const char *file = NULL;
-    bool json = false;
     bench b;
     memset(&b, 0, sizeof b);
     b.c = c;
     b.iters = 200;
     b.warmup = 20;
     b.host_repeats = 5;
-    for (int i = 1; i < argc;) {
-        int r = cli_common_opt(c, argc, argv, &i);
-        if (r < 0)
-            return CLI_EUSAGE;
-        if (r > 0)
-            continue;
-        const char *a = argv[i++];
-        if (strcmp(a, "--json") == 0) {
-            json = true;
-        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0 ||
-                   strcmp(a, "--host-repeats") == 0) {
-            unsigned *to = a[2] == 'i' ? &b.iters
-                           : a[2] == 'w' ? &b.warmup : &b.host_repeats;
-            if (parse_count(c, a, i < argc ? argv[i] : NULL, to) < 0)
-                return CLI_EUSAGE;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage(c, "unknown option '%s'", a);
-        } else if (file) {
-            return cli_usage(c, "one file at a time");
-        } else {
-            file = a;
-        }
-    }
-    if (!file) {
-        return cli_usage(c, "no file given");
-    }
-
-    host_mem mem = {rss_kib(), -1, -1, -1};
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    cudag_graph *g;
-    int rc = cli_load(c, file, &g);
+    const char *file;
+    bool json;
+    int rc = parse_args(c, argc, argv, &b, &file, &json);
     if (rc != CLI_OK)
         return rc;
-    double parse_ms = ms_since(&t0);
-    mem.parsed = rss_kib();
-    b.g = g;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    bool retained = context_up(c->device);
-    double driver_ms = ms_since(&t0);
-    mem.context = rss_kib();
 
-    cudag_exec_options eo;
-    memset(&eo, 0, sizeof eo);
-    eo.size = sizeof eo;
-    eo.device = c->device;
-    eo.flags = c->flags;
-    eo.diag = cli_diag;
-    eo.diag_user = c;
+    cudag_graph *g;
+    bool retained;
+    host_mem mem;
+    host_times first, med;
+    stats st[NMODES];
+    memset(&first, 0, sizeof first);
+    memset(st, 0, sizeof st);
+    cudag_plan_info pi;
     cudag_error err;
-    if ((rc = cudag_instantiate(g, &eo, &b.x, &err)) != CUDAG_OK) {
-        rc = fail(&b, &err);
-        goto out;
-    }
-    mem.graph = rss_kib();
-    cudag_exec_stats es;
-    cudag_exec_get_stats(b.x, &es);
-    if (retained)
-        es.driver_ns += (uint64_t)(driver_ms * 1e6);
+    rc = load(&b, file, &g, &retained, &mem, &first);
     /* Repeated before the other modes' graphs exist, so each load runs
      * beside one live graph, as handbuilt's repeats do. */
-    host_times first = host_from(parse_ms, &es), med;
-    if ((rc = host_repeat(&b, file, g, &first, &med)) != CLI_OK)
-        goto out;
-    stats st[NMODES];
-    memset(st, 0, sizeof st);
-    b.ms = calloc(b.iters, sizeof *b.ms);
-    if (!b.ms) {
-        fprintf(stderr, "%s bench: out of memory\n", c->prog);
-        rc = CLI_ECUDA;
-        goto out;
-    }
-    /* Every mode's graph is built and instantiated before any is timed. */
-    for (int m = 0; m < NMODES && rc == CLI_OK; m++)
-        if (cudag_exec_prepare(b.x, (cudag_replay)m, &err) != CUDAG_OK)
-            rc = fail(&b, &err);
-    /* The exec's graph runs first, as in `cudag run`: see the top of the
-     * file for what the others cost before it has. */
-    if (rc == CLI_OK &&
-        (cudag_exec_replay(b.x, CUDAG_REPLAY_GRAPH, b.warmup, &err) != CUDAG_OK ||
-         cudag_exec_sync(b.x, &err) != CUDAG_OK))
-        rc = fail(&b, &err);
-    for (int m = 0; m < NMODES && rc == CLI_OK; m++)
-        rc = measure(&b, m, &st[m]);
-    cudag_plan_info pi;
+    if (rc == CLI_OK)
+        rc = host_repeat(&b, file, g, &first, &med);
+    if (rc == CLI_OK)
+        rc = run_modes(&b, st);
     if (rc == CLI_OK && cudag_plan(g, &pi, NULL, &err) != CUDAG_OK)
         rc = fail(&b, &err);
     if (rc == CLI_OK) {
+        cudag_exec_stats es;
+        cudag_exec_get_stats(b.x, &es);
         if (json)
             print_json(&b, st, &first, &med, es.downgraded_edges, &mem, pi.depth);
         else
             print_table(&b, st, &first, &med, es.downgraded_edges, &mem, pi.depth);
     }
-out:
     free(b.ms);
     if (b.x && cudag_exec_sync(b.x, &err) != CUDAG_OK && rc == CLI_OK)
         rc = fail(&b, &err);
