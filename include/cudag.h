@@ -546,8 +546,10 @@ CUDAG_API const char *cudag_replay_name(cudag_replay how);
  * the edges were built with.  The exec keeps it until it is destroyed or
  * changed (cudag_exec_set_arg, cudag_exec_rebind_buffer, cudag_exec_set_var
  * drop it; the next replay makes it again).  Doing it twice does nothing.
- * Errors: CUDAG_EINVAL (NULL exec, bad `how`), CUDAG_ENOMEM, CUDAG_ECUDA
- * naming the call and node; the exec is then as it was.
+ * Errors: CUDAG_EINVAL (NULL exec, bad `how`), CUDAG_ENOTSUP (a stream way
+ * for a graph with a node that runs only inside a graph; the message names
+ * it), CUDAG_ENOMEM, CUDAG_ECUDA naming the call and node; the exec is then
+ * as it was.
  */
 CUDAG_API int cudag_exec_prepare(cudag_exec *x, cudag_replay how,
                                  cudag_error *err);

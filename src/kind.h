@@ -121,7 +121,9 @@ typedef struct cudag__kind_ops {
      * (cudag_exec_replay, replay.c).  pdl: launch with programmatic stream
      * serialization (asked only of pdl_end kinds).  Called once per node and
      * replay while timing: only the driver call, nothing else.  Driver
-     * failures name the node and carry its position. */
+     * failures name the node and carry its position.  NULL for a kind that
+     * runs only inside a graph (a conditional body, a child graph): the
+     * stream ways are then refused with CUDAG_ENOTSUP naming the node. */
     int (*launch)(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err);
 
     /* ---- output (dot.c) ---- */

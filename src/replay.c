@@ -109,14 +109,33 @@ static int make_variant(cudag_exec *x, cudag_replay how, cudag_error *err)
     return CUDAG_OK;
 }
 
+/* Refuses stream launches of a graph with a node whose kind runs only
+ * inside a graph (no launch step). */
+static int stream_launchable(const cudag_exec *x, cudag_error *err)
+{
+    const cudag_graph *g = x->g;
+    for (uint32_t n = 0; n < g->nnodes; n++) {
+        const cudag__kind_ops *k = cudag__kind(g->nodes[n].kind);
+        if (!k->launch)
+            return cudag__fail_at(err, CUDAG_ENOTSUP, g->nodes[n].pos,
+                                  "node '%s' is %s, which runs only inside a "
+                                  "graph: graph '%s' has no stream launches",
+                                  g->nodes[n].name, k->what, g->name);
+    }
+    return CUDAG_OK;
+}
+
 /* Makes what `how` needs (the context is current). */
 static int prepare(cudag_exec *x, cudag_replay how, cudag_error *err)
 {
     if (ways[how].by == BY_VARIANT)
         return make_variant(x, how, err);
-    if (ways[how].pdl)
-        return edge_kinds(x, err);
-    return CUDAG_OK;
+    if (ways[how].by != BY_STREAM)
+        return CUDAG_OK;
+    int rc = stream_launchable(x, err);
+    if (rc == CUDAG_OK && ways[how].pdl)
+        rc = edge_kinds(x, err);
+    return rc;
 }
 
 /* One replay, prepared, the context current: the driver calls alone. */
