@@ -39,6 +39,9 @@ static void kind_entries_are_complete(void **state)
         assert_non_null(k->check);
         assert_non_null(k->add);
         assert_non_null(k->repoint);
+        /* Kernels, memsets and copies can each be one stream launch. */
+        if (k->kind <= CUDAG_NODE_MEMCPY)
+            assert_non_null(k->launch);
         assert_non_null(k->dot_label);
         assert_non_null(k->dot_legend);
         assert_non_null(strstr(k->what, k->name));
