@@ -91,19 +91,29 @@ typedef enum cudag_severity {
 /*
  * One diagnostic.  Lines and columns are 1-based; 0 means "no position"
  * (an error that does not come from a file, such as a failed allocation).
+ * A column counts characters, not bytes: every UTF-8 encoded character
+ * (code point) before the position on its line counts one, a tab counts
+ * one, as in YAML parsers' marks.  So "é: 1" has the 1 at column 4, byte 5;
+ * to place a caret, skip column - 1 characters of the line.
  * The struct owns its strings (fixed arrays), so it may be copied freely and
- * outlives the call that filled it.  Print it as
+ * outlives the call that filled it.  `file` always holds the whole name: the
+ * loader refuses (CUDAG_ELIMIT) a file name of CUDAG_PATH_MAX bytes or more,
+ * which the system would not open either.  `message` may be cut at 1023
+ * bytes.  Print it as
  *     file:line:column: error: message
- * (cudag_error_format() does exactly that).
+ * (cudag_error_format() does exactly that).  The layout is part of the ABI
+ * (bindings mirror it): file[4096] since soversion 1, file[512] before.
  */
+#define CUDAG_PATH_MAX 4096     /* bytes in a file name, its NUL included */
+
 typedef struct cudag_error {
     int code;               /* a cudag_status */
     int severity;           /* a cudag_severity */
     int line;
-    int column;
+    int column;             /* in characters, see above */
     int count;              /* errors reported by the call that filled it */
     int cuda_result;        /* CUresult of a failed driver call, else 0 */
-    char file[512];
+    char file[CUDAG_PATH_MAX];  /* "" when the problem has no file */
     char message[1024];
 } cudag_error;
 
@@ -575,6 +585,22 @@ typedef struct cudag_exec_options {
 } cudag_exec_options;
 
 /*
+ * Loads the CUDA driver and retains the primary context of device `device`
+ * (an ordinal), the context every exec made without one in its options
+ * uses, until a matching cudag_device_release.  Without it the context is
+ * created by the first such exec and destroyed with the last; a program
+ * that makes and destroys execs one after another keeps it alive this way,
+ * and one that measures can pay for the driver and context apart from its
+ * graphs.  Calls nest (the driver counts them).  Errors: CUDAG_ENODRIVER,
+ * CUDAG_EINVAL (no such device: the message gives the machine's count),
+ * CUDAG_ECUDA.
+ */
+CUDAG_API int cudag_device_retain(int device, cudag_error *err);
+
+/* Undoes one cudag_device_retain of `device`.  Same errors. */
+CUDAG_API int cudag_device_release(int device, cudag_error *err);
+
+/*
  * Loads the driver and the graph's modules, allocates and initialises its
  * buffers (except those bound with cudag_bind_buffer), builds the CUDA graph
  * and instantiates it.  The graph must have passed cudag_check() and must
@@ -664,6 +690,83 @@ CUDAG_API int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st);
  * CUDAG_EINVAL when no directory can be named (no HOME).
  */
 CUDAG_API int cudag_cache_clean(unsigned *removed, cudag_error *err);
+
+/* The name of the exec's device (cuDeviceGetName); lives as long as the
+ * exec.  "" for NULL. */
+CUDAG_API const char *cudag_exec_device_name(const cudag_exec *x);
+
+/* ------------------------------------------------------------------ */
+/* Other ways to replay the same work, to compare them                 */
+
+/*
+ * The same nodes, arguments and buffers as the instantiated graph, run on
+ * the exec's stream in one of these ways (what `cudag bench` compares):
+ *   STREAM       every node as one launch (cuLaunchKernelEx,
+ *                cuMemsetD*Async, cuMemcpyDtoDAsync) in topological order;
+ *   STREAM_PDL   the same, with programmatic stream serialization on each
+ *                kernel that a programmatic or launch-order edge (as built)
+ *                ends at;
+ *   GRAPH_FULL   a second CUDA graph of the nodes with every edge full;
+ *   GRAPH        the exec's own graph, as cudag_exec_launch runs it;
+ *   GRAPH_SERIAL a graph of the nodes as one chain in topological order (what
+ *                capturing the stream launches records): consecutive nodes
+ *                keep the kind of an edge written between them, other links
+ *                are full.
+ * The values are ABI: new ways are appended.
+ */
+typedef enum cudag_replay {
+    CUDAG_REPLAY_STREAM = 0,
+    CUDAG_REPLAY_STREAM_PDL = 1,
+    CUDAG_REPLAY_GRAPH_FULL = 2,
+    CUDAG_REPLAY_GRAPH = 3,
+    CUDAG_REPLAY_GRAPH_SERIAL = 4,
+    CUDAG_REPLAY_COUNT_
+} cudag_replay;
+
+/* "stream launches", "stream launches + PDL attribute", "graph, every edge
+ * full", "graph as declared", "graph, branches serialized"; NULL for a value
+ * that names no way.  Static. */
+CUDAG_API const char *cudag_replay_name(cudag_replay how);
+
+/*
+ * Makes what replaying `how` needs, so that the first replay or timing pays
+ * nothing: for GRAPH_FULL and GRAPH_SERIAL the CUDA graph, built and
+ * instantiated with an upload on the exec's stream; for STREAM_PDL the kinds
+ * the edges were built with.  The exec keeps it until it is destroyed or
+ * changed (cudag_exec_set_arg, cudag_exec_rebind_buffer, cudag_exec_set_var
+ * drop it; the next replay makes it again).  Doing it twice does nothing.
+ * Errors: CUDAG_EINVAL (NULL exec, bad `how`), CUDAG_ENOTSUP (a stream way
+ * for a graph with a node that runs only inside a graph; the message names
+ * it), CUDAG_ENOMEM, CUDAG_ECUDA naming the call and node; the exec is then
+ * as it was.
+ */
+CUDAG_API int cudag_exec_prepare(cudag_exec *x, cudag_replay how,
+                                 cudag_error *err);
+
+/*
+ * Runs the work `times` times on the exec's stream in the way `how` says,
+ * preparing it first if needed (cudag_exec_prepare), and returns without
+ * waiting; cudag_exec_sync waits.  CUDAG_REPLAY_GRAPH is cudag_exec_launch.
+ * A failed launch names the call and, for stream launches, the node.
+ */
+CUDAG_API int cudag_exec_replay(cudag_exec *x, cudag_replay how,
+                                unsigned times, cudag_error *err);
+
+/*
+ * Times replays of `how`: prepares it if needed, replays it `warmup` times
+ * and waits, then replays it `iters` times, each between two CUDA events
+ * (made on the first call, kept by the exec) and waited for, writing replay
+ * i's GPU time in milliseconds to ms[i] (ms holds iters floats, owned by
+ * the caller).  Inside the timed loop it makes only the driver calls of the
+ * replay itself and of the events: record, replay, record, synchronize,
+ * elapsed time.
+ * With CUDAG_NVTX in the exec's flags the timing is one NVTX range, "cudag
+ * GRAPH: time WAY".  Errors as for cudag_exec_replay, plus CUDAG_EINVAL for
+ * a NULL ms with iters > 0; ms is then partly written.
+ */
+CUDAG_API int cudag_exec_time(cudag_exec *x, cudag_replay how,
+                              unsigned warmup, unsigned iters, float *ms,
+                              cudag_error *err);
 
 #ifdef __cplusplus
 }

@@ -133,6 +133,15 @@ typedef struct cudag__kind_ops {
      * the node is not a kernel node). */
     int (*set_arg)(cudag_exec *x, uint32_t n, unsigned index,
                    const cudag_arg *a, cudag_error *err);
+    /* Runs node n of x as one operation on x's stream, as it stands in the
+     * instantiated graph (x->launch, x->bufs): the replays without a graph
+     * (cudag_exec_replay, replay.c).  pdl: launch with programmatic stream
+     * serialization (asked only of pdl_end kinds).  Called once per node and
+     * replay while timing: only the driver call, nothing else.  Driver
+     * failures name the node and carry its position.  NULL for a kind that
+     * runs only inside a graph (a conditional body, a child graph): the
+     * stream ways are then refused with CUDAG_ENOTSUP naming the node. */
+    int (*launch)(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err);
 
     /* ---- output (dot.c) ---- */
     /* Appends what the node's DOT label shows after its name (escaped with

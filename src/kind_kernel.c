@@ -706,6 +706,31 @@ static int set_arg(cudag_exec *x, uint32_t n, unsigned index,
     return rc;
 }
 
+static int launch(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err)
+{
+    const cudag__launch *k = &x->launch.k[n];
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = k->grid[0], cfg.gridDimY = k->grid[1];
+    cfg.gridDimZ = k->grid[2];
+    cfg.blockDimX = k->block[0], cfg.blockDimY = k->block[1];
+    cfg.blockDimZ = k->block[2];
+    cfg.sharedMemBytes = k->smem;
+    cfg.hStream = x->gpu.stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    CUresult r = x->gpu.drv->cuLaunchKernelEx(&cfg, k->fn, k->params, NULL);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
+                              "cuLaunchKernelEx: launching node '%s'",
+                              x->g->nodes[n].name);
+    return CUDAG_OK;
+}
+
 /* ---- DOT ---------------------------------------------------------------- */
 
 /* "64", "64x2" or "64x2x3": trailing 1s left out. */
@@ -825,6 +850,7 @@ const cudag__kind_ops cudag__kind_kernel = {
     .add = add,
     .repoint = repoint,
     .set_arg = set_arg,
+    .launch = launch,
     .dot_label = dot_label,
     .dot_shape = NULL,
     .dot_legend = "kernel\\ngrid  block",

@@ -185,6 +185,14 @@ static int load_tree(loader *ld, const char *shown, const char *text,
     if (!shown)
         return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
                              "out of memory");
+    /* Every error names its file whole in cudag_error.file: a name that
+     * would not fit there (nor be opened by the system) is refused. */
+    size_t shown_len = strlen(shown);
+    if (shown_len >= CUDAG_PATH_MAX)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
+                             "file name of %zu bytes is longer than %u: "
+                             "'%.40s...%s'", shown_len, CUDAG_PATH_MAX - 1,
+                             shown, shown + shown_len - 40);
     const char *real = NULL;
     if (!text) {
         char rbuf[PATH_MAX];

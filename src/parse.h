@@ -39,7 +39,8 @@ int cudag__parse(cudag__arena *a, const char *file, const char *text,
 const cudag__doc *cudag__doc_get(const cudag__doc *map, const char *key);
 
 /* The position of the character at byte `off` of a scalar, for errors inside
- * it (exact for single-line scalars). */
+ * it: exact for single-line scalars without escapes (the column counts the
+ * characters before it); a multi-line scalar gives its own start. */
 cudag__pos cudag__doc_pos_at(const cudag__doc *s, size_t off);
 
 /* "a scalar", "a sequence", "a mapping": for messages. */

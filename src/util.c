@@ -117,6 +117,8 @@ void *cudag__arena_alloc(cudag__arena *a, size_t n)
 
 static void *arena_raw(cudag__arena *a, size_t n)
 {
+    if (n > SIZE_MAX - 15u)
+        return NULL;    /* rounding up would wrap to a tiny object */
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
         n = 16;
@@ -667,6 +669,24 @@ const char *cudag__suggest(const char *word, const char *const *cands,
         }
     }
     return best;
+}
+
+uint32_t cudag__columns(const char *s, size_t n)
+{
+    uint32_t cols = 0;
+    for (size_t i = 0; i < n; i++)
+        cols += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return cols;
+}
+
+int cudag__char_bytes(const char *s, size_t n)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    size_t i = 1;
+    while (i < want && i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+        i++;
+    return (int)i;
 }
 
 bool cudag__is_ident(const char *s, size_t n)

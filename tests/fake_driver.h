@@ -21,6 +21,7 @@
 #define FAKE_MAXE 256
 #define FAKE_MAXP 8
 #define FAKE_MAXOBJ 4096
+#define FAKE_MAXTRACE 64
 
 typedef struct fake_kernel {
     const char *name;
@@ -95,6 +96,16 @@ typedef struct fake_state {
     unsigned char loaded_data[64];  /* the head of the last code in memory */
     int loaded_data_count;
     int probes_past_end;        /* cuFuncGetParamInfo past the last param */
+    /* Stream launches of kernels (cuLaunchKernelEx), in order: the kernel,
+     * and whether it asked for programmatic stream serialization. */
+    const char *launched[FAKE_MAXN];
+    int launched_pdl[FAKE_MAXN];
+    int nlaunched;
+    /* While tracing, the names of the calls made, in order (the first
+     * FAKE_MAXTRACE). */
+    int tracing;
+    const char *trace[FAKE_MAXTRACE];
+    int ntrace;
 } fake_state;
 
 static fake_state F;
@@ -187,6 +198,8 @@ CUDAG__UNUSED static int fake_live(void) { return F.nobjs + F.pushed + F.retaine
 static int fake_tick(const char *name)
 {
     F.calls++;
+    if (F.tracing && F.ntrace < FAKE_MAXTRACE)
+        F.trace[F.ntrace++] = name;
     if (F.countdown > 0 && --F.countdown == 0) {
         F.failed = name;
         return 1;
@@ -693,7 +706,23 @@ static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
         kp.sharedMemBytes = c->sharedMemBytes;
         kp.kernelParams = p;
         fake_kernel_copy(rec, &kp);
+        return CUDA_SUCCESS;
     }
+    /* Otherwise it runs at once, as the stream would in order. */
+    const fake_kernel *k = fk_of(f);
+    int pdl = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++)
+        pdl |= c->attrs[i].id ==
+                   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+               c->attrs[i].value.programmaticStreamSerializationAllowed;
+    if (F.nlaunched < FAKE_MAXN) {
+        F.launched[F.nlaunched] = k->name;
+        F.launched_pdl[F.nlaunched++] = pdl;
+    }
+    const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
+    const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+    if (k->run)
+        k->run(p, grid, block);
     return CUDA_SUCCESS;
 }
 static CUresult fk_GraphCreate(CUgraph *g, unsigned f)

@@ -18,13 +18,13 @@ static char dir[256];
 static int make_dir(void **state)
 {
     (void)state;
-    return tmkdir(dir, sizeof dir, "cache");
+    return tmkdir_in(dir, sizeof dir, "cache");
 }
 
 static int remove_dir(void **state)
 {
     (void)state;
-    return trmtree(dir);
+    return trm_tree(dir);
 }
 
 static void key_of(const char *s, char key[33])

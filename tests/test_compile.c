@@ -24,7 +24,7 @@ static char no_nvrtc[1100];
 static int setup(void **state)
 {
     (void)state;
-    if (tmkdir(tmp, sizeof tmp, "compile") != 0)
+    if (tmkdir_in(tmp, sizeof tmp, "compile") != 0)
         return -1;
     const cudag__rtc *rtc;
     cudag_error e;
@@ -37,7 +37,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    return trmtree(tmp);
+    return trm_tree(tmp);
 }
 
 #define NEED_NVRTC()                                                           \
@@ -357,7 +357,7 @@ static void compile_two_processes_at_once(void **state)
 static int no_nvrtc_child(void)
 {
     setenv("CUDAG_NVRTC", "/nonexistent/libnvrtc.so.13", 1);
-    if (tmkdir(tmp, sizeof tmp, "compile-child") != 0)
+    if (tmkdir_in(tmp, sizeof tmp, "compile-child") != 0)
         return 1;
     cudag__compile_req q = req("k.cu", "extern \"C\" __global__ void k() {}",
                                "c7");
@@ -365,7 +365,7 @@ static int no_nvrtc_child(void)
     cudag__compiled c;
     tdiag td = {0};
     int rc = compile(&q, &c, &td);
-    trmtree(tmp);
+    trm_tree(tmp);
     bool ok = rc == CUDAG_ENOTSUP &&
               strstr(td.text, "g.yaml:3:9: error: module 'mine': NVRTC not "
                               "found (libnvrtc.so.13): ") &&

@@ -196,7 +196,7 @@ static void compile_error_points_at_the_source(void **state)
         "nodes:\n"
         "  n: {kernel: k, grid: 1, block: 4, args: [x]}\n";
     char dir[256], cu[300], yaml[600];
-    assert_int_equal(tmkdir(dir, sizeof dir, "gpusrc"), 0);
+    assert_int_equal(tmkdir_in(dir, sizeof dir, "gpusrc"), 0);
     snprintf(cu, sizeof cu, "%s/broken.cu", dir);
     FILE *f = fopen(cu, "w");
     assert_non_null(f);
@@ -218,7 +218,7 @@ static void compile_error_points_at_the_source(void **state)
                                       "undefined"));
     assert_diag_contains(&d, "gpu.yaml:3:11: note: in module 'broken'");
     cudag_graph_destroy(g);
-    assert_int_equal(trmtree(dir), 0);
+    assert_int_equal(trm_tree(dir), 0);
 }
 
 int main(void)
@@ -231,7 +231,7 @@ int main(void)
         return 77;
     }
     char cache[256];
-    if (tmkdir(cache, sizeof cache, "gpucache") != 0 ||
+    if (tmkdir_in(cache, sizeof cache, "gpucache") != 0 ||
         setenv("CUDAG_CACHE_DIR", cache, 1) != 0)
         return 1;
     const struct CMUnitTest tests[] = {
@@ -240,6 +240,6 @@ int main(void)
         cmocka_unit_test(compile_error_points_at_the_source),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    trmtree(cache);
+    trm_tree(cache);
     return rc;
 }

@@ -45,6 +45,9 @@ static void kind_entries_are_complete(void **state)
         /* Every kind whose nodes use the graph's buffers follows a
          * rebind. */
         assert_true(k->repoint || !k->read_yaml);
+        /* Kernels, memsets and copies can each be one stream launch. */
+        if (k->kind <= CUDAG_NODE_MEMCPY)
+            assert_non_null(k->launch);
         assert_non_null(k->dot_label);
         assert_non_null(k->dot_legend);
         assert_non_null(strstr(k->what, k->name));

@@ -23,7 +23,7 @@ static int setup(void **state)
 {
     (void)state;
     /* The compile cache of these tests is theirs alone. */
-    if (tmkdir(cache, sizeof cache, "modules") != 0)
+    if (tmkdir_in(cache, sizeof cache, "modules") != 0)
         return -1;
     return setenv("CUDAG_CACHE_DIR", cache, 1);
 }
@@ -31,7 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    return trmtree(cache);
+    return trm_tree(cache);
 }
 
 static bool have_nvrtc(void)

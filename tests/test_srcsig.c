@@ -34,7 +34,7 @@ static int sig_of(cudag__arena *a, const cudag__src_decls *d, const char *name,
 /* "file:line:col: message" of an error, for exact comparisons. */
 static const char *where(const cudag_error *e)
 {
-    static char buf[1700];
+    static char buf[CUDAG_PATH_MAX + 1200];
     snprintf(buf, sizeof buf, "%s:%d:%d: %s", e->file, e->line, e->column,
              e->message);
     return buf;
@@ -328,7 +328,7 @@ static void put_file(const char *rel, const char *text)
 static int make_tmp(void **state)
 {
     (void)state;
-    if (tmkdir(tmpdir, sizeof tmpdir, "srcsig") != 0)
+    if (tmkdir_in(tmpdir, sizeof tmpdir, "srcsig") != 0)
         return -1;
     char p[512];
     snprintf(p, sizeof p, "%s/sub", tmpdir);
@@ -341,7 +341,7 @@ static int make_tmp(void **state)
 static int remove_tmp(void **state)
 {
     (void)state;
-    return trmtree(tmpdir);
+    return trm_tree(tmpdir);
 }
 
 static void srcsig_gathers_headers(void **state)

@@ -5,7 +5,7 @@
 # Every kernel and variant still runs, at odd sizes and offsets, with bulk
 # copies, head/tail paths, resident and streamed rows (up to 16384 columns).
 #
-# usage: tools/sanitize_kernels.sh [BUILD_DIR] [TOOL...]
+# usage: tests/kernels/sanitize_kernels.sh [BUILD_DIR] [TOOL...]
 #   BUILD_DIR defaults to build; TOOLs default to memcheck racecheck synccheck.
 #   COMPUTE_SANITIZER names the binary (default: compute-sanitizer on PATH, then
 #   /usr/local/cuda/bin/compute-sanitizer); CUDAG_TEST_FILTER narrows the tests.

@@ -4,25 +4,25 @@
 #   build.log  tests.log  run.log  sanitize.log  soak.log  bench.jsonl
 #   hostload.jsonl  bench.log  summary.txt
 #
-#   tools/gpu_all.sh OUTDIR STEP...
+#   tools/bench/gpu_all.sh OUTDIR STEP...
 #     tests     every suite (cpu and gpu) with meson test; gputests: gpu only
 #     run       cudag run on every example graph, with and without --no-pdl,
 #               and the checksums of the two compared
 #     sanitize  compute-sanitizer memcheck, racecheck and synccheck over every
 #               example graph
-#     soak      tools/soak: 1 000 000 replays per graph and mode
+#     soak      tests/soak/soak: 1 000 000 replays per graph and mode
 #     bench     cudag bench on generated topologies, N = 100 … 100 000, and
 #               the same graph replayed alone (cudag run with and without
-#               --no-pdl, tools/handbuilt with and without it, each in its
-#               own process), compared pair by pair by tools/bench_pairs.py:
+#               --no-pdl, tools/bench/handbuilt with and without it, each in its
+#               own process), compared pair by pair by tools/bench/bench_pairs.py:
 #               a FLAG line for each pair more than 3 % apart; then the
 #               decode chains
 #     decode    cudag bench on the kernel-library graphs only
 #     hostload  the host-time targets: 10 000-node graphs (and 1 000, 100 000)
 #               written node by node and with repetition, every stage the
-#               median of 7 loads, against tools/handbuilt's median of 7
+#               median of 7 loads, against tools/bench/handbuilt's median of 7
 #     nvtx      cudag bench --nvtx on one graph
-#     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
+#     torch     the decode chain in PyTorch (tools/bench/bench_decode_torch.py)
 #
 # Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
 # build-gpu (kept between calls while the machine stays warm).  With
@@ -140,7 +140,7 @@ EOF
         findings | head >>"$summary"
         ;;
     soak)
-        timeout 300 $b/tools/soak --replays 1000000 --block 10000 \
+        timeout 300 $b/tests/soak/soak --replays 1000000 --block 10000 \
             --kernels-dir "$CUDAG_KERNELS_DIR" graphs/pdl_chain.yaml \
             graphs/fork_join.yaml >"$out/soak.log" 2>&1
         say "soak (exit $?): $(tail -1 "$out/soak.log")"
@@ -162,7 +162,7 @@ EOF
             local reps=3 warm=10
             [ "$n" -gt 10000 ] && reps=1 warm=3
             local it="--iters $iters --warmup $warm"
-            python3 tools/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
+            python3 tools/bench/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
                 -o $G/$name.yaml --topo $G/$name.topo
             # shellcheck disable=SC2086
             {
@@ -190,7 +190,7 @@ EOF
         one chain_lib_1000 1000 chain lib
         one chain_tiny_100000 100000 chain tiny
         one random_tiny_100000 100000 random tiny
-        python3 tools/bench_pairs.py "$out/bench.jsonl" | tee -a "$summary"
+        python3 tools/bench/bench_pairs.py "$out/bench.jsonl" | tee -a "$summary"
         decode_benches
         ;;
     hostload)
@@ -207,7 +207,7 @@ EOF
         load_case() { # name N procs shape [gen options]
             local name=$1 n=$2 procs=$3 shape=$4
             shift 4
-            python3 tools/gen_graph.py "$shape" "$n" "$@" -o $G/$name.yaml --topo $G/$name.topo
+            python3 tools/bench/gen_graph.py "$shape" "$n" "$@" -o $G/$name.yaml --topo $G/$name.topo
             for p in $(seq "$procs"); do
                 echo "{\"case\": \"$name\", \"proc\": $p, \"bytes\": $(wc -c <$G/$name.yaml), \"cudag\": $(timeout 240 $pin $C bench \
                     --json --host-repeats 7 --iters 10 --warmup 3 $G/$name.yaml 2>>"$out/bench.log"), \
@@ -225,7 +225,7 @@ EOF
         load_case load_random_10000 10000 5 random
         load_case load_chain_100000 100000 1 chain
         load_case load_chain_repeat_100000 100000 1 chain --repeat
-        python3 tools/hostload_summary.py "$out/hostload.jsonl" >>"$summary"
+        python3 tools/bench/hostload_summary.py "$out/hostload.jsonl" >>"$summary"
         ;;
     nvtx)
         # The NVTX ranges cost nothing without a profiler attached: bench
@@ -239,7 +239,7 @@ EOF
         ;;
     torch)
         over_budget torch && continue
-        timeout 300 python3 tools/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
+        timeout 300 python3 tools/bench/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
         echo "{\"case\": \"torch_decode\", \"torch\": $(cat /tmp/torch.json)}" >>"$out/bench.jsonl"
         say "torch: $(cat /tmp/torch.json)"
         ;;

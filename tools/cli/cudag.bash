@@ -2,7 +2,7 @@
 #
 # Installed as share/bash-completion/completions/cudag, where bash-completion
 # loads it on first use; or source it from ~/.bashrc.  Completes the
-# subcommands, their options (the common ones of tools/cli.h and each
+# subcommands, their options (the common ones of tools/cli/cli.h and each
 # command's own, as README.md's CLI section documents them), graph files
 # (*.yaml, *.yml) and directories, and the values of options that take a
 # file or a directory.  It needs nothing from the bash-completion package and

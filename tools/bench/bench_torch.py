@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_torch.py -- the PyTorch-eager side of tools/bench_kernels.c.
+"""bench_torch.py -- the PyTorch-eager side of tools/bench/bench_kernels.c.
 
 Times the same operations at the same sizes and counts the same bytes (what
 the operation must read and write once), with the same method: CUDA events

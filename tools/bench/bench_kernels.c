@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tests/kharness.h"
+#include "../../tests/kharness.h"
 
 static kh K;
 static int quick;
@@ -362,287 +362,376 @@ static void measure_copy(CUdeviceptr X, CUdeviceptr Y, size_t maxb, const double
     }
 }
 
-int main(int argc, char **argv)
+/* --- The run, phase by phase ---------------------------------------------- */
+
+/* What the command line asks for. */
+typedef struct opts {
+    const char *out, *dir, *gridpol, *only;
+    int chain_only, profile, have_sizes;
+    double max_mib;
+    double mibs[8];
+    size_t nm;
+    regex_t only_re;
+} opts;
+
+/* The device buffers every kernel reads and writes: X, Z, Y of maxb bytes
+ * each, W (4 MiB) for weights. */
+typedef struct bufs {
+    CUdeviceptr X, Z, Y, W;
+    size_t maxb;
+} bufs;
+
+static int usage(const char *argv0)
 {
-    const char *out = "bench_kernels.json";
-    const char *dir = getenv("CUDAG_KERNELS_DIR");
-    const char *gridpol = "all";
-    int chain_only = 0, profile = 0;
-    double max_mib = 1024;
-    const char *only = NULL, *sizes = NULL;
+    fprintf(stderr, "usage: %s [--out FILE.json] [--max-mib N] [--quick] "
+                    "[--kernels DIR] [--grid all|default] [--chain-only] "
+                    "[--only REGEX] [--sizes MIB,...] [--profile N]\n", argv0);
+    return 2;
+}
+
+/* Parses a comma-separated list of sizes in MiB into o->mibs; --max-mib
+ * becomes the largest of them.  Returns 0, or 2 after printing why. */
+static int parse_sizes(opts *o, const char *sizes)
+{
+    o->nm = 0;
+    for (const char *c = sizes; *c;) {
+        char *end;
+        double v = strtod(c, &end);
+        if (end == c || v <= 0 || o->nm == sizeof o->mibs / sizeof o->mibs[0] ||
+            (*end && *end != ',')) {
+            fprintf(stderr, "bench_kernels: bad --sizes: %s (at most 8 sizes)\n", sizes);
+            return 2;
+        }
+        o->mibs[o->nm++] = v;
+        c = *end ? end + 1 : end;
+    }
+    o->max_mib = 0;
+    for (size_t m = 0; m < o->nm; ++m)
+        o->max_mib = o->mibs[m] > o->max_mib ? o->mibs[m] : o->max_mib;
+    o->have_sizes = 1;
+    return 0;
+}
+
+/* Fills *o from the command line.  Returns 0, or 2 (the exit status) after
+ * printing what is wrong. */
+static int parse_args(int argc, char **argv, opts *o)
+{
+    const char *sizes = NULL;
+    memset(o, 0, sizeof *o);
+    o->out = "bench_kernels.json";
+    o->dir = getenv("CUDAG_KERNELS_DIR");
+    o->gridpol = "all";
+    o->max_mib = 1024;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
+            o->out = argv[++i];
         else if (!strcmp(argv[i], "--max-mib") && i + 1 < argc)
-            max_mib = atof(argv[++i]);
+            o->max_mib = atof(argv[++i]);
         else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
-            dir = argv[++i];
+            o->dir = argv[++i];
         else if (!strcmp(argv[i], "--grid") && i + 1 < argc)
-            gridpol = argv[++i];
+            o->gridpol = argv[++i];
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "--chain-only"))
-            chain_only = 1;
+            o->chain_only = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
+            o->only = argv[++i];
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
             sizes = argv[++i];
         else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
-            profile = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [--out FILE.json] [--max-mib N] [--quick] "
-                            "[--kernels DIR] [--grid all|default] [--chain-only] "
-                            "[--only REGEX] [--sizes MIB,...] [--profile N]\n", argv[0]);
-            return 2;
-        }
+            o->profile = atoi(argv[++i]);
+        else
+            return usage(argv[0]);
     }
-    regex_t only_re;
-    if (only && regcomp(&only_re, only, REG_EXTENDED | REG_NOSUB) != 0) {
-        fprintf(stderr, "bench_kernels: bad --only regex: %s\n", only);
+    if (o->only && regcomp(&o->only_re, o->only, REG_EXTENDED | REG_NOSUB) != 0) {
+        fprintf(stderr, "bench_kernels: bad --only regex: %s\n", o->only);
         return 2;
     }
-    double mibs[8] = {1, 4, 16, 64, 256, 1024};
-    size_t nm = 6;
-    if (sizes) {
-        nm = 0;
-        for (const char *c = sizes; *c;) {
-            char *end;
-            double v = strtod(c, &end);
-            if (end == c || v <= 0 || nm == sizeof mibs / sizeof mibs[0] ||
-                (*end && *end != ',')) {
-                fprintf(stderr, "bench_kernels: bad --sizes: %s (at most 8 sizes)\n", sizes);
-                return 2;
-            }
-            mibs[nm++] = v;
-            c = *end ? end + 1 : end;
-        }
-        max_mib = 0;
-        for (size_t m = 0; m < nm; ++m)
-            max_mib = mibs[m] > max_mib ? mibs[m] : max_mib;
-    }
+    static const double defaults[] = {1, 4, 16, 64, 256, 1024};
+    memcpy(o->mibs, defaults, sizeof defaults);
+    o->nm = sizeof defaults / sizeof defaults[0];
+    if (sizes && parse_sizes(o, sizes) != 0)
+        return 2;
+    if (o->chain_only)
+        o->max_mib = 0;
+    return 0;
+}
+
+/* Opens the driver and the kernels, and prints the device line.  Returns 0,
+ * or 1 after printing why. */
+static int open_device(const opts *o, char *date, size_t ndate)
+{
     char why[1024];
     if (kh_open(&K, why, sizeof why)) {
         fprintf(stderr, "bench_kernels: %s\n", why);
         return 1;
     }
-    if (kh_load(&K, &K.mod, dir ? dir : "build/kernels", "cudag_kernels.fatbin", why,
+    if (kh_load(&K, &K.mod, o->dir ? o->dir : "build/kernels", "cudag_kernels.fatbin", why,
                 sizeof why)) {
         fprintf(stderr, "bench_kernels: %s\n", why);
         return 1;
     }
-    char date[32];
     time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    strftime(date, ndate, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     printf("# %s, sm_%d%d, %d SMs, L2 %d MiB, driver %d, %s\n", K.name, K.cc_major,
            K.cc_minor, K.sms, K.l2_bytes >> 20, K.driver_version, date);
+    return 0;
+}
 
-    if (chain_only)
-        max_mib = 0;
+/* Allocates the buffers (none for --chain-only).  Each holds the largest
+ * size, and every size's rotation of ceil(4 x L2 / size) sets where that
+ * fits within --max-mib (--sizes: always; one set when profiling, since ncu
+ * flushes the caches itself). */
+static void alloc_bufs(const opts *o, bufs *b)
+{
     const size_t l2 = (size_t)K.l2_bytes;
-    /* Each buffer holds the largest size, and every size's rotation of
-     * ceil(4 x L2 / size) sets where that fits within --max-mib (--sizes:
-     * always; one set when profiling, since ncu flushes the caches itself). */
-    size_t maxb = (size_t)(max_mib * 1048576.0);
-    if (sizes) {
-        for (size_t m = 0; m < nm; ++m) {
-            const size_t S = (size_t)(mibs[m] * 1048576.0);
-            const size_t need = profile ? S : S * ((4 * l2 + S - 1) / S);
-            maxb = need > maxb ? need : maxb;
+    memset(b, 0, sizeof *b);
+    b->maxb = (size_t)(o->max_mib * 1048576.0);
+    if (o->have_sizes) {
+        for (size_t m = 0; m < o->nm; ++m) {
+            const size_t S = (size_t)(o->mibs[m] * 1048576.0);
+            const size_t need = o->profile ? S : S * ((4 * l2 + S - 1) / S);
+            b->maxb = need > b->maxb ? need : b->maxb;
         }
     }
-    CUdeviceptr X = 0, Z = 0, Y = 0, W = 0;
-    if (!chain_only) {
-        CK(K.api.cuMemAlloc(&X, maxb));
-        CK(K.api.cuMemAlloc(&Z, maxb));
-        CK(K.api.cuMemAlloc(&Y, maxb));
-        CK(K.api.cuMemAlloc(&W, 4u << 20));
+    if (o->chain_only)
+        return;
+    CK(K.api.cuMemAlloc(&b->X, b->maxb));
+    CK(K.api.cuMemAlloc(&b->Z, b->maxb));
+    CK(K.api.cuMemAlloc(&b->Y, b->maxb));
+    CK(K.api.cuMemAlloc(&b->W, 4u << 20));
+}
+
+static void free_bufs(const opts *o, const bufs *b)
+{
+    if (o->chain_only)
+        return;
+    CK(K.api.cuMemFree(b->X));
+    CK(K.api.cuMemFree(b->Z));
+    CK(K.api.cuMemFree(b->Y));
+    CK(K.api.cuMemFree(b->W));
+}
+
+/* One kernel of one type and variant, as benchmarked. */
+typedef struct kern {
+    const op *p;
+    CUfunction f;
+    char name[64];
+    int bf, var;
+    size_t es;      /* element size */
+} kern;
+
+/* A job for kernel k over the buffers, with what every grid shares. */
+static job kernel_job(const kern *k, const bufs *b)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.f = k->f, j.lay = k->p->lay, j.x = b->X, j.z = b->Z, j.y = b->Y, j.g = b->W,
+    j.b = b->W + (2u << 20);
+    j.eps = 1e-5f, j.block = 256;
+    return j;
+}
+
+/* Keeps one measurement of kernel k under grid policy gname. */
+static void record(const kern *k, const job *j, const char *gname, double mib,
+                   double bytes, double us, double copy_gbps, int rows_cols)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.kernel, sizeof r.kernel, "%s", k->name);
+    r.op = k->p->name, r.type = k->bf ? "bf16" : "f32",
+    r.variant = k->var ? "vec" : "bulk", r.grid_policy = gname;
+    r.mib = mib, r.bytes = bytes, r.us = us, r.gbps = bytes / us / 1e3;
+    r.copy_gbps = copy_gbps, r.rows = rows_cols ? j->rows : 0,
+    r.cols = rows_cols ? j->cols : 0, r.grid = j->grid, r.block = j->block;
+    add_result(&r);
+}
+
+/* The bytes a launch of kernel k must move: its big inputs and output once,
+ * and its weights. */
+static double kernel_bytes(const kern *k, const job *j, size_t S)
+{
+    const op *p = k->p;
+    double bytes = (double)S * (p->nread + (p->rowout ? 0 : 1));
+    if (p->rowout)
+        bytes += (double)j->rows * k->es;
+    if (p->lay == L_XGY_RCE)
+        bytes += (double)j->cols * k->es;
+    if (p->lay == L_XGBY_RCE || p->lay == L_XGBRY_RCE)
+        bytes += 2.0 * j->cols * k->es;
+    if (p->lay == L_XBYNC)
+        bytes += (double)j->cols * k->es;
+    return bytes;
+}
+
+/* The grid of kernel k for policy gpi: 0 is the default grid (pointwise:
+ * one 8 KiB tile per input per block for the bulk kernels, two 16-byte
+ * chunks per thread for the plain ones; rows: one block per row), 1 a
+ * persistent grid of blocks/SM x SMs. */
+static unsigned kernel_grid(const kern *k, const job *j, int gpi)
+{
+    if (k->p->rows && !gpi)
+        return (unsigned)j->rows;
+    if (!gpi) {
+        long long per = k->var ? (long long)(32 / k->es) * 256
+                               : (long long)(k->p->nread == 1 ? 8192 : 4096) /
+                                     (long long)k->es;
+        return (unsigned)((j->n + per - 1) / per);
     }
+    int occ = 0;
+    CK(K.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k->f, 256, 0));
+    return (unsigned)(occ * K.sms);
+}
 
-    /* Copy bandwidth at every size, before and after the kernels: the
-     * higher of the two is the reference (a kernel at "100 %" then matches
-     * the better copy, never a throttled one). */
-    double copy_gbps[8] = {0}, copy_before[8] = {0}, copy_after[8] = {0};
-    size_t m256 = nm; /* the index of the 256 MiB size, the long rows' */
-    for (size_t m = 0; m < nm; ++m)
-        if (mibs[m] == 256 && mibs[m] <= max_mib)
-            m256 = m;
-    if (!profile)
-        measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_before);
-    for (size_t m = 0; m < nm; ++m)
-        copy_gbps[m] = copy_before[m];
+/* Kernel k at every size, with the default grid and (at 256 MiB, unless
+ * --grid default) a persistent one; --profile only launches. */
+static void bench_sizes(const opts *o, const bufs *b, const kern *k,
+                        const double *copy_gbps)
+{
+    const size_t l2 = (size_t)K.l2_bytes;
+    for (size_t m = 0; m < o->nm && o->mibs[m] <= o->max_mib; ++m) {
+        const size_t S = (size_t)(o->mibs[m] * 1048576.0);
+        const long long n = (long long)(S / k->es);
+        for (int gpi = 0; gpi < 2; ++gpi) {
+            const char *gname = gpi ? "persist" : k->p->rows ? "rows" : "full";
+            if (gpi && (o->mibs[m] != 256 || !strcmp(o->gridpol, "default")))
+                continue;
+            job j = kernel_job(k, b);
+            j.n = n, j.a = 0.5f;
+            j.cols = 4096;
+            j.rows = (int)(n / j.cols);
+            j.stride = S;
+            j.ystride = k->p->rowout ? (size_t)j.rows * k->es : S;
+            j.nsets = (int)((4 * l2 + S - 1) / S);
+            if ((size_t)j.nsets * S > b->maxb)
+                j.nsets = (int)(b->maxb / S);
+            if (o->profile)
+                j.nsets = 1;
+            j.grid = kernel_grid(k, &j, gpi);
+            if (o->profile) {
+                for (int i = 0; i < o->profile; ++i)
+                    CK(job_launch(&j, 0));
+                CK(K.api.cuStreamSynchronize(K.stream));
+                printf("# %s %g MiB: %d launch(es), grid %u x %u\n", k->name,
+                       o->mibs[m], o->profile, j.grid, j.block);
+                continue;
+            }
+            double us = time_job(&j, 0);
+            double bytes = kernel_bytes(k, &j, S);
+            record(k, &j, gname, o->mibs[m], bytes, us, copy_gbps[m], k->p->rows);
+            printf("%-36s %-7s %6.0f MiB %9.1f us %7.1f GB/s %5.1f%% of copy\n",
+                   k->name, gname, o->mibs[m], us, bytes / us / 1e3,
+                   100.0 * (bytes / us / 1e3) / copy_gbps[m]);
+            fflush(stdout);
+        }
+    }
+}
 
-    for (int ty = 0; ty < 2 && !chain_only; ++ty) {
-        const int bf = ty == 1;
-        const size_t es = bf ? 2 : 4;
-        fill_random(X, maxb, bf, 1);
-        fill_random(Z, maxb, bf, 2);
-        fill_random(Y, maxb, bf, 3);
-        fill_random(W, 4u << 20, bf, 4);
-        for (size_t o = 0; o < NOPS; ++o) {
-            const op *p = &OPS[o];
-            for (int var = 0; var < 2; ++var) {
-                char name[64];
-                snprintf(name, sizeof name, "%s_%s%s", p->name, bf ? "bf16" : "f32",
-                         var ? "_vec" : "");
-                if (only && regexec(&only_re, name, 0, NULL, 0) != 0)
+/* Long rows (the streaming path) for row kernel k at 256 MiB. */
+static void bench_long_rows(const kern *k, const bufs *b, double copy256)
+{
+    static const int long_cols[] = {16384, 65536};
+    for (int c = 0; c < 2; ++c) {
+        const size_t S = 256u << 20;
+        job j = kernel_job(k, b);
+        j.n = (long long)(S / k->es);
+        j.cols = long_cols[c], j.rows = (int)(j.n / j.cols);
+        j.stride = j.ystride = S, j.nsets = 1, j.grid = (unsigned)j.rows;
+        double us = time_job(&j, 0);
+        double bytes = (double)S * (k->p->nread + 1) + 2.0 * j.cols * k->es;
+        record(k, &j, "rows", 256, bytes, us, copy256, 1);
+        printf("%-36s cols=%-5d %6.0f MiB %9.1f us %7.1f GB/s %5.1f%% of copy\n",
+               k->name, j.cols, 256.0, us, bytes / us / 1e3,
+               100.0 * (bytes / us / 1e3) / copy256);
+    }
+}
+
+/* Every kernel (f32 and bf16, bulk and _vec) that --only selects, on fresh
+ * random inputs per type.  m256 is the index of the 256 MiB size (nm when
+ * it is not run), where the long rows run. */
+static void bench_all_kernels(const opts *o, const bufs *b, const double *copy_gbps,
+                              size_t m256)
+{
+    for (int ty = 0; ty < 2 && !o->chain_only; ++ty) {
+        kern k;
+        k.bf = ty == 1;
+        k.es = k.bf ? 2 : 4;
+        fill_random(b->X, b->maxb, k.bf, 1);
+        fill_random(b->Z, b->maxb, k.bf, 2);
+        fill_random(b->Y, b->maxb, k.bf, 3);
+        fill_random(b->W, 4u << 20, k.bf, 4);
+        for (size_t i = 0; i < NOPS; ++i) {
+            k.p = &OPS[i];
+            for (k.var = 0; k.var < 2; ++k.var) {
+                snprintf(k.name, sizeof k.name, "%s_%s%s", k.p->name,
+                         k.bf ? "bf16" : "f32", k.var ? "_vec" : "");
+                if (o->only && regexec(&o->only_re, k.name, 0, NULL, 0) != 0)
                     continue;
-                CUfunction f;
-                CK(K.api.cuModuleGetFunction(&f, K.mod, name));
-                for (size_t m = 0; m < nm && mibs[m] <= max_mib; ++m) {
-                    const size_t S = (size_t)(mibs[m] * 1048576.0);
-                    const long long n = (long long)(S / es);
-                    /* gpi 0: the default grid (pointwise: one tile per block;
-                     * rows: one block per row); 1: a persistent grid of
-                     * blocks/SM x SMs, measured at 256 MiB for comparison. */
-                    for (int gpi = 0; gpi < 2; ++gpi) {
-                        const char *gname = gpi ? "persist" : p->rows ? "rows" : "full";
-                        if (gpi && (mibs[m] != 256 || !strcmp(gridpol, "default")))
-                            continue;
-                        job j;
-                        memset(&j, 0, sizeof j);
-                        j.f = f, j.lay = p->lay, j.x = X, j.z = Z, j.y = Y, j.g = W,
-                        j.b = W + (2u << 20);
-                        j.n = n, j.a = 0.5f, j.eps = 1e-5f, j.block = 256;
-                        j.cols = 4096;
-                        j.rows = (int)(n / j.cols);
-                        j.stride = S;
-                        j.ystride = p->rowout ? (size_t)j.rows * es : S;
-                        j.nsets = (int)((4 * l2 + S - 1) / S);
-                        if ((size_t)j.nsets * S > maxb)
-                            j.nsets = (int)(maxb / S);
-                        if (profile)
-                            j.nsets = 1;
-                        if (p->rows && !gpi) {
-                            j.grid = (unsigned)j.rows;
-                        } else if (!gpi) {
-                            /* One 8 KiB tile (per input) per block for the
-                             * bulk kernels, two 16-byte chunks per thread
-                             * for the plain ones. */
-                            long long per = var ? (long long)(32 / es) * 256
-                                                : (long long)(p->nread == 1 ? 8192 : 4096) / (long long)es;
-                            j.grid = (unsigned)((n + per - 1) / per);
-                        } else {
-                            int occ = 0;
-                            CK(K.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, 256, 0));
-                            j.grid = (unsigned)(occ * K.sms);
-                        }
-                        if (profile) {
-                            for (int k = 0; k < profile; ++k)
-                                CK(job_launch(&j, 0));
-                            CK(K.api.cuStreamSynchronize(K.stream));
-                            printf("# %s %g MiB: %d launch(es), grid %u x %u\n", name,
-                                   mibs[m], profile, j.grid, j.block);
-                            continue;
-                        }
-                        double us = time_job(&j, 0);
-                        double bytes = (double)S * (p->nread + (p->rowout ? 0 : 1));
-                        if (p->rowout)
-                            bytes += (double)j.rows * es;
-                        if (p->lay == L_XGY_RCE)
-                            bytes += (double)j.cols * es;
-                        if (p->lay == L_XGBY_RCE || p->lay == L_XGBRY_RCE)
-                            bytes += 2.0 * j.cols * es;
-                        if (p->lay == L_XBYNC)
-                            bytes += (double)j.cols * es;
-                        result r;
-                        memset(&r, 0, sizeof r);
-                        snprintf(r.kernel, sizeof r.kernel, "%s", name);
-                        r.op = p->name, r.type = bf ? "bf16" : "f32",
-                        r.variant = var ? "vec" : "bulk", r.grid_policy = gname;
-                        r.mib = mibs[m], r.bytes = bytes, r.us = us, r.gbps = bytes / us / 1e3;
-                        r.copy_gbps = copy_gbps[m], r.rows = p->rows ? j.rows : 0,
-                        r.cols = p->rows ? j.cols : 0, r.grid = j.grid, r.block = j.block;
-                        add_result(&r);
-                        printf("%-36s %-7s %6.0f MiB %9.1f us %7.1f GB/s %5.1f%% of copy\n",
-                               name, r.grid_policy, mibs[m], us, r.gbps,
-                               100.0 * r.gbps / copy_gbps[m]);
-                        fflush(stdout);
-                    }
-                }
-                /* Long rows (the streaming path) for the row kernels at 256 MiB. */
-                if (p->rows && !p->rowout && m256 < nm && maxb >= (256u << 20) && !profile) {
-                    static const int long_cols[] = {16384, 65536};
-                    for (int c = 0; c < 2; ++c) {
-                        const size_t S = 256u << 20;
-                        job j;
-                        memset(&j, 0, sizeof j);
-                        j.f = f, j.lay = p->lay, j.x = X, j.z = Z, j.y = Y, j.g = W,
-                        j.b = W + (2u << 20);
-                        j.n = (long long)(S / es), j.eps = 1e-5f, j.block = 256;
-                        j.cols = long_cols[c], j.rows = (int)(j.n / j.cols);
-                        j.stride = j.ystride = S, j.nsets = 1, j.grid = (unsigned)j.rows;
-                        double us = time_job(&j, 0);
-                        double bytes = (double)S * (p->nread + 1) + 2.0 * j.cols * es;
-                        result r;
-                        memset(&r, 0, sizeof r);
-                        snprintf(r.kernel, sizeof r.kernel, "%s", name);
-                        r.op = p->name, r.type = bf ? "bf16" : "f32",
-                        r.variant = var ? "vec" : "bulk", r.grid_policy = "rows";
-                        r.mib = 256, r.bytes = bytes, r.us = us, r.gbps = bytes / us / 1e3;
-                        r.copy_gbps = copy_gbps[m256], r.rows = j.rows, r.cols = j.cols,
-                        r.grid = j.grid, r.block = j.block;
-                        add_result(&r);
-                        printf("%-36s cols=%-5d %6.0f MiB %9.1f us %7.1f GB/s %5.1f%% of copy\n",
-                               name, j.cols, 256.0, us, r.gbps,
-                               100.0 * r.gbps / copy_gbps[m256]);
-                    }
-                }
+                CK(K.api.cuModuleGetFunction(&k.f, K.mod, k.name));
+                bench_sizes(o, b, &k, copy_gbps);
+                if (k.p->rows && !k.p->rowout && m256 < o->nm &&
+                    b->maxb >= (256u << 20) && !o->profile)
+                    bench_long_rows(&k, b, copy_gbps[m256]);
             }
         }
     }
-    if (!chain_only && !profile) {
-        measure_copy(X, Y, maxb, mibs, nm, max_mib, copy_after);
-        for (size_t i = 0; i < nresults; ++i) {
-            for (size_t m = 0; m < nm; ++m) {
-                if (results[i].mib == mibs[m]) {
-                    double c = copy_after[m] > copy_before[m] ? copy_after[m] : copy_before[m];
-                    results[i].copy_gbps = c;
-                    copy_gbps[m] = c;
-                }
-            }
-        }
-    }
-    if (!chain_only) {
-        CK(K.api.cuMemFree(X));
-        CK(K.api.cuMemFree(Z));
-        CK(K.api.cuMemFree(Y));
-        CK(K.api.cuMemFree(W));
-    }
-    if (profile) {
-        if (only)
-            regfree(&only_re);
-        kh_close(&K);
-        return 0;
-    }
+}
 
-    /* --only skips the decode chain (its kernels are not the selected ones). */
-    chain_result ch;
-    memset(&ch, 0, sizeof ch);
-    for (int fu = 0; fu < 2 && !only; ++fu)
+/* Measures the copy bandwidth again after the kernels and makes the higher
+ * of the two runs every result's reference. */
+static void settle_copy(const opts *o, const bufs *b, double *copy_gbps,
+                        const double *before, double *after)
+{
+    measure_copy(b->X, b->Y, b->maxb, o->mibs, o->nm, o->max_mib, after);
+    for (size_t i = 0; i < nresults; ++i) {
+        for (size_t m = 0; m < o->nm; ++m) {
+            if (results[i].mib == o->mibs[m]) {
+                double c = after[m] > before[m] ? after[m] : before[m];
+                results[i].copy_gbps = c;
+                copy_gbps[m] = c;
+            }
+        }
+    }
+}
+
+/* The decode chain in every variant (none with --only: its kernels are not
+ * the selected ones). */
+static void run_chains(const opts *o, chain_result *ch)
+{
+    memset(ch, 0, sizeof *ch);
+    if (o->only)
+        return;
+    for (int fu = 0; fu < 2; ++fu)
         for (int v = 0; v < 2; ++v)
             for (int pd = 0; pd < 2; ++pd)
-                ch.us[fu][v][pd] = chain(K.mod, fu, pd, v, 8, 64, 4096);
-    if (!only)
-        printf("# decode chain 8 x (rmsnorm -> bias_gelu -> residual_add), 64 x 4096 bf16, "
-               "per replay:\n#   full edges %.2f us, programmatic %.2f us (%.2fx); fused: "
-               "full %.2f us, programmatic %.2f us\n#   _vec kernels: full %.2f us, "
-               "programmatic %.2f us; fused full %.2f us, programmatic %.2f us\n",
-               ch.us[0][0][0], ch.us[0][0][1], ch.us[0][0][0] / ch.us[0][0][1],
-               ch.us[1][0][0], ch.us[1][0][1], ch.us[0][1][0], ch.us[0][1][1],
-               ch.us[1][1][0], ch.us[1][1][1]);
+                ch->us[fu][v][pd] = chain(K.mod, fu, pd, v, 8, 64, 4096);
+    printf("# decode chain 8 x (rmsnorm -> bias_gelu -> residual_add), 64 x 4096 bf16, "
+           "per replay:\n#   full edges %.2f us, programmatic %.2f us (%.2fx); fused: "
+           "full %.2f us, programmatic %.2f us\n#   _vec kernels: full %.2f us, "
+           "programmatic %.2f us; fused full %.2f us, programmatic %.2f us\n",
+           ch->us[0][0][0], ch->us[0][0][1], ch->us[0][0][0] / ch->us[0][0][1],
+           ch->us[1][0][0], ch->us[1][0][1], ch->us[0][1][0], ch->us[0][1][1],
+           ch->us[1][1][0], ch->us[1][1][1]);
+}
 
-    FILE *f = fopen(out, "w");
+/* Writes the JSON file.  Returns 0, or 1 after printing why. */
+static int write_json(const opts *o, const char *date, const double *copy_gbps,
+                      const double *before, const double *after,
+                      const chain_result *ch)
+{
+    FILE *f = fopen(o->out, "w");
     if (!f) {
-        perror(out);
+        perror(o->out);
         return 1;
     }
     fprintf(f, "{\n  \"device\": \"%s\",\n  \"date\": \"%s\",\n  \"sms\": %d,\n"
                "  \"l2_bytes\": %d,\n  \"driver\": %d,\n  \"copy\": [",
             K.name, date, K.sms, K.l2_bytes, K.driver_version);
-    for (size_t m = 0; m < nm && mibs[m] <= max_mib; ++m)
+    for (size_t m = 0; m < o->nm && o->mibs[m] <= o->max_mib; ++m)
         fprintf(f, "%s{\"mib\": %g, \"gbps\": %.2f, \"before\": %.2f, \"after\": %.2f}",
-                m ? ", " : "", mibs[m], copy_gbps[m], copy_before[m], copy_after[m]);
-    if (only)
+                m ? ", " : "", o->mibs[m], copy_gbps[m], before[m], after[m]);
+    if (o->only)
         fprintf(f, "],\n  \"decode_chain\": null,\n  \"kernels\": [\n");
     else
         fprintf(f, "],\n  \"decode_chain\": {\"layers\": 8, \"T\": 64, \"H\": 4096, "
@@ -651,8 +740,8 @@ int main(int argc, char **argv)
                    "\"us_fused_pdl\": %.3f, \"us_vec_full\": %.3f, \"us_vec_pdl\": %.3f, "
                    "\"us_fused_vec_full\": %.3f, \"us_fused_vec_pdl\": %.3f},\n"
                    "  \"kernels\": [\n",
-                ch.us[0][0][0], ch.us[0][0][1], ch.us[1][0][0], ch.us[1][0][1],
-                ch.us[0][1][0], ch.us[0][1][1], ch.us[1][1][0], ch.us[1][1][1]);
+                ch->us[0][0][0], ch->us[0][0][1], ch->us[1][0][0], ch->us[1][0][1],
+                ch->us[0][1][0], ch->us[0][1][1], ch->us[1][1][0], ch->us[1][1][1]);
     for (size_t i = 0; i < nresults; ++i) {
         const result *r = &results[i];
         fprintf(f, "    {\"kernel\": \"%s\", \"op\": \"%s\", \"type\": \"%s\", "
@@ -665,9 +754,50 @@ int main(int argc, char **argv)
     }
     fprintf(f, "  ]\n}\n");
     fclose(f);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != 0)
+        return rc;
+    char date[32];
+    if (open_device(&o, date, sizeof date) != 0)
+        return 1;
+    bufs b;
+    alloc_bufs(&o, &b);
+
+    /* Copy bandwidth at every size, before and after the kernels: the
+     * higher of the two is the reference (a kernel at "100 %" then matches
+     * the better copy, never a throttled one). */
+    double copy_gbps[8] = {0}, copy_before[8] = {0}, copy_after[8] = {0};
+    size_t m256 = o.nm; /* the index of the 256 MiB size, the long rows' */
+    for (size_t m = 0; m < o.nm; ++m)
+        if (o.mibs[m] == 256 && o.mibs[m] <= o.max_mib)
+            m256 = m;
+    if (!o.profile)
+        measure_copy(b.X, b.Y, b.maxb, o.mibs, o.nm, o.max_mib, copy_before);
+    memcpy(copy_gbps, copy_before, sizeof copy_gbps);
+    bench_all_kernels(&o, &b, copy_gbps, m256);
+    if (!o.chain_only && !o.profile)
+        settle_copy(&o, &b, copy_gbps, copy_before, copy_after);
+    free_bufs(&o, &b);
+    if (o.profile) {
+        if (o.only)
+            regfree(&o.only_re);
+        kh_close(&K);
+        return 0;
+    }
+
+    chain_result ch;
+    run_chains(&o, &ch);
+    if (write_json(&o, date, copy_gbps, copy_before, copy_after, &ch) != 0)
+        return 1;
     free(results);
-    if (only)
-        regfree(&only_re);
+    if (o.only)
+        regfree(&o.only_re);
     kh_close(&K);
     return 0;
 }

@@ -3,9 +3,9 @@
 
     bench_pairs.py BENCH.jsonl [--limit PERCENT] [--markdown]
 
-Reads the JSON lines of tools/gpu_all.sh's bench step, where each case holds
+Reads the JSON lines of tools/bench/gpu_all.sh's bench step, where each case holds
 `cudag bench --json` and, each in a process of its own, `cudag run --no-pdl`,
-`cudag run`, `tools/handbuilt --no-pdl` and `tools/handbuilt`.  The pairs:
+`cudag run`, `tools/bench/handbuilt --no-pdl` and `tools/bench/handbuilt`.  The pairs:
 mode 3 (every edge full) against `run --no-pdl` and `handbuilt --no-pdl`;
 mode 4 (as declared) against `run` and `handbuilt`.  Prints one row per case
 (replay medians in µs), one FLAG line per pair further apart than the limit

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Summarise the host-time runs of tools/gpu_all.sh's hostload step.
+"""Summarise the host-time runs of tools/bench/gpu_all.sh's hostload step.
 
     hostload_summary.py HOSTLOAD.jsonl [--markdown]
 
 Each line holds one process of `cudag bench --host-repeats` and one of
-`tools/handbuilt --repeats` on the same topology; each stage is the median of
+`handbuilt --repeats` on the same topology; each stage is the median of
 the process's loads.  Per case this prints the median over processes of
 every stage, cudag's parse + check + build + instantiate over the hand-built
 build + instantiate, and parse + check over instantiate.

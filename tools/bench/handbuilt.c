@@ -1,7 +1,7 @@
 /* handbuilt.c — the baseline cudag is measured against: the same topology
  * built by hand with the CUDA driver API, as a user would write it without
  * cudag.  It shares no code with libcudag (it opens libcuda itself), reads
- * the topology that tools/gen_graph.py writes with --topo, builds the graph
+ * the topology that tools/bench/gen_graph.py writes with --topo, builds the graph
  * with cuGraphAddKernelNode and cuGraphAddDependencies, instantiates it, and
  * replays it.
  *
@@ -98,29 +98,66 @@ static int cmpf(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct opts {
+    const char *topo, *fatbin;
+    int iters, warmup, pdl, repeats;
+} opts;
+
+/* The topology file: n nodes all launching kernel kname on a gx x bx grid
+ * with up to 4 parameters (i64, f32 or a device pointer), and ne edges
+ * eu[i] -> ev[i], programmatic when ek[i]. */
+typedef struct topo {
+    int n, gx, bx, np;
+    char kname[128];
+    char ptype[4];
+    long long ival[4];
+    float fval[4];
+    size_t ne;
+    int *eu, *ev, *ek;
+} topo;
+
+/* The device side every build shares. */
+typedef struct setup {
+    CUdevice dev;
+    CUlibrary mod;
+    CUfunction fn;
+    CUdeviceptr buf;
+    CUstream s;
+    void *params[4];
+} setup;
+
+/* Returns 0, or 2 (the exit status) after printing the usage. */
+static int parse_args(int argc, char **argv, opts *o)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: handbuilt FILE.topo FATBIN [--iters N] "
                         "[--warmup N] [--repeats N] [--no-pdl]\n");
         return 2;
     }
-    int iters = 200, warmup = 20, pdl = 1, repeats = 1;
+    o->topo = argv[1], o->fatbin = argv[2];
+    o->iters = 200, o->warmup = 20, o->pdl = 1, o->repeats = 1;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            iters = atoi(argv[++i]);
+            o->iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
-            warmup = atoi(argv[++i]);
+            o->warmup = atoi(argv[++i]);
         else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
-            repeats = atoi(argv[++i]);
+            o->repeats = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-pdl") == 0)
-            pdl = 0;
+            o->pdl = 0;
     }
-    if (iters < 1)
-        iters = 1;
-    if (repeats < 1 || repeats > 1000)
-        repeats = 1;
+    if (o->iters < 1)
+        o->iters = 1;
+    if (o->repeats < 1 || o->repeats > 1000)
+        o->repeats = 1;
+    return 0;
+}
 
+/* Opens libcuda and resolves every entry point.  Returns 0, or 3 (the exit
+ * status) after printing why. */
+static int load_driver(void)
+{
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
     if (!lib) {
         fprintf(stderr, "handbuilt: no CUDA driver found (libcuda.so.1): %s\n",
@@ -143,130 +180,129 @@ int main(int argc, char **argv)
         return 3;                                                             \
     }
     CALLS(LOAD)
+    return 0;
+}
 
-    FILE *f = fopen(argv[1], "r");
+/* Reads the topology at path; with pdl 0 every edge is full.  Returns 0, or
+ * 5 (the exit status) after printing why. */
+static int read_topo(const char *path, int pdl, topo *t)
+{
+    memset(t, 0, sizeof *t);
+    t->gx = t->bx = 1;
+    FILE *f = fopen(path, "r");
     if (!f) {
-        perror(argv[1]);
+        perror(path);
         return 5;
     }
-    int n = 0, gx = 1, bx = 1;
-    char kname[128], line[512];
-    /* Parameters: up to 4 of i64, f32 or a device pointer. */
-    char ptype[4] = {0};
-    long long ival[4] = {0};
-    float fval[4] = {0};
-    int np = 0;
-    if (fscanf(f, "nodes %d\n", &n) != 1 || n < 1 || !fgets(line, sizeof line, f)) {
+    char line[512];
+    if (fscanf(f, "nodes %d\n", &t->n) != 1 || t->n < 1 ||
+        !fgets(line, sizeof line, f)) {
         fprintf(stderr, "handbuilt: bad topology file\n");
         return 5;
     }
     char *tok = strtok(line, " \n");
     tok = strtok(NULL, " \n");
-    snprintf(kname, sizeof kname, "%s", tok ? tok : "");
+    snprintf(t->kname, sizeof t->kname, "%s", tok ? tok : "");
     tok = strtok(NULL, " \n");
-    gx = tok ? atoi(tok) : 1;
+    t->gx = tok ? atoi(tok) : 1;
     tok = strtok(NULL, " \n");
-    bx = tok ? atoi(tok) : 1;
-    while ((tok = strtok(NULL, " \n")) && np < 4) {
+    t->bx = tok ? atoi(tok) : 1;
+    while ((tok = strtok(NULL, " \n")) && t->np < 4) {
+        int p = t->np;
         if (strncmp(tok, "i64:", 4) == 0)
-            ptype[np] = 'i', ival[np] = atoll(tok + 4);
+            t->ptype[p] = 'i', t->ival[p] = atoll(tok + 4);
         else if (strncmp(tok, "f32:", 4) == 0)
-            ptype[np] = 'f', fval[np] = (float)atof(tok + 4);
+            t->ptype[p] = 'f', t->fval[p] = (float)atof(tok + 4);
         else
-            ptype[np] = 'p';
-        np++;
+            t->ptype[p] = 'p';
+        t->np++;
     }
-    size_t cap = 1024, ne = 0;
-    int *eu = malloc(cap * sizeof *eu), *ev = malloc(cap * sizeof *ev), *ek = malloc(cap * sizeof *ek);
+    size_t cap = 1024;
+    t->eu = malloc(cap * sizeof *t->eu);
+    t->ev = malloc(cap * sizeof *t->ev);
+    t->ek = malloc(cap * sizeof *t->ek);
     int u, v, k;
     while (fscanf(f, "edge %d %d %d\n", &u, &v, &k) == 3) {
-        if (ne == cap) {
+        if (t->ne == cap) {
             cap *= 2;
-            eu = realloc(eu, cap * sizeof *eu);
-            ev = realloc(ev, cap * sizeof *ev);
-            ek = realloc(ek, cap * sizeof *ek);
+            t->eu = realloc(t->eu, cap * sizeof *t->eu);
+            t->ev = realloc(t->ev, cap * sizeof *t->ev);
+            t->ek = realloc(t->ek, cap * sizeof *t->ek);
         }
-        eu[ne] = u, ev[ne] = v, ek[ne] = pdl ? k : 0;
-        ne++;
+        t->eu[t->ne] = u, t->ev[t->ne] = v, t->ek[t->ne] = pdl ? k : 0;
+        t->ne++;
     }
     fclose(f);
+    return 0;
+}
 
-    CUdevice dev;
+/* The context, the kernel, one zeroed 1 MiB buffer every pointer parameter
+ * points at, and a stream. */
+static void open_device(const topo *t, const char *fatbin, setup *d)
+{
     CUcontext ctx;
     CK(p_cuInit(0));
-    CK(p_cuDeviceGet(&dev, 0));
-    CK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(p_cuDeviceGet(&d->dev, 0));
+    CK(p_cuDevicePrimaryCtxRetain(&ctx, d->dev));
     CK(p_cuCtxSetCurrent(ctx));
-    CUlibrary mod;
     CUkernel kern;
-    CUfunction fn;
-    CK(p_cuLibraryLoadFromFile(&mod, argv[2], NULL, NULL, 0, NULL, NULL, 0));
-    CK(p_cuLibraryGetKernel(&kern, mod, kname));
-    CK(p_cuKernelGetFunction(&fn, kern));
-    CUdeviceptr buf = 0;
-    CK(p_cuMemAlloc(&buf, 1 << 20));
-    CK(p_cuMemsetD32(buf, 0, (1 << 20) / 4));
-    void *params[4];
-    for (int i = 0; i < np; i++)
-        params[i] = ptype[i] == 'i' ? (void *)&ival[i]
-                    : ptype[i] == 'f' ? (void *)&fval[i] : (void *)&buf;
-    CUstream s;
-    CK(p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(p_cuLibraryLoadFromFile(&d->mod, fatbin, NULL, NULL, 0, NULL, NULL, 0));
+    CK(p_cuLibraryGetKernel(&kern, d->mod, t->kname));
+    CK(p_cuKernelGetFunction(&d->fn, kern));
+    d->buf = 0;
+    CK(p_cuMemAlloc(&d->buf, 1 << 20));
+    CK(p_cuMemsetD32(d->buf, 0, (1 << 20) / 4));
+    for (int i = 0; i < t->np; i++)
+        d->params[i] = t->ptype[i] == 'i'   ? (void *)&t->ival[i]
+                       : t->ptype[i] == 'f' ? (void *)&t->fval[i]
+                                            : (void *)&d->buf;
+    CK(p_cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
+}
 
-    /* One-shot host timings move by 10-20 % from call to call: build and
-     * instantiate the graph --repeats times and report the medians.  The
-     * first graph is kept (it is the one replayed), so every later build
-     * runs beside one live graph, as in `cudag bench --host-repeats`. */
-    double *tb = malloc((size_t)repeats * sizeof *tb);
-    double *ti = malloc((size_t)repeats * sizeof *ti);
-    CUgraphNode *nodes = malloc((size_t)n * sizeof *nodes);
-    CUgraph g = NULL, g_rep;
-    CUgraphExec x = NULL, x_rep;
-    for (int rep = 0; rep < repeats; rep++) {
-        double t0 = now_ms();
-        CK(p_cuGraphCreate(&g_rep, 0));
-        CUDA_KERNEL_NODE_PARAMS kp;
-        memset(&kp, 0, sizeof kp);
-        kp.func = fn;
-        kp.gridDimX = (unsigned)gx, kp.gridDimY = 1, kp.gridDimZ = 1;
-        kp.blockDimX = (unsigned)bx, kp.blockDimY = 1, kp.blockDimZ = 1;
-        kp.kernelParams = np ? params : NULL;
-        for (int i = 0; i < n; i++)
-            CK(p_cuGraphAddKernelNode(&nodes[i], g_rep, NULL, 0, &kp));
-        for (size_t i = 0; i < ne; i++) {
-            CUgraphEdgeData ed;
-            memset(&ed, 0, sizeof ed);
-            if (ek[i]) {
-                ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-                ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-            }
-            CK(p_cuGraphAddDependencies(g_rep, &nodes[eu[i]], &nodes[ev[i]], &ed, 1));
+/* Builds the graph (nodes[] gets its node handles), instantiates and
+ * uploads it; *build_ms and *inst_ms get the host time of each. */
+static void build_graph(const topo *t, const setup *d, CUgraphNode *nodes,
+                        CUgraph *g, CUgraphExec *x, double *build_ms,
+                        double *inst_ms)
+{
+    double t0 = now_ms();
+    CK(p_cuGraphCreate(g, 0));
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = d->fn;
+    kp.gridDimX = (unsigned)t->gx, kp.gridDimY = 1, kp.gridDimZ = 1;
+    kp.blockDimX = (unsigned)t->bx, kp.blockDimY = 1, kp.blockDimZ = 1;
+    kp.kernelParams = t->np ? (void **)d->params : NULL;
+    for (int i = 0; i < t->n; i++)
+        CK(p_cuGraphAddKernelNode(&nodes[i], *g, NULL, 0, &kp));
+    for (size_t i = 0; i < t->ne; i++) {
+        CUgraphEdgeData ed;
+        memset(&ed, 0, sizeof ed);
+        if (t->ek[i]) {
+            ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+            ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
         }
-        double t1 = now_ms();
-        CK(p_cuGraphInstantiateWithFlags(&x_rep, g_rep, 0));
-        CK(p_cuGraphUpload(x_rep, s));
-        CK(p_cuStreamSynchronize(s));
-        double t2 = now_ms();
-        tb[rep] = t1 - t0;
-        ti[rep] = t2 - t1;
-        if (rep == 0) {
-            g = g_rep, x = x_rep;
-        } else {
-            CK(p_cuGraphExecDestroy(x_rep));
-            CK(p_cuGraphDestroy(g_rep));
-        }
+        CK(p_cuGraphAddDependencies(*g, &nodes[t->eu[i]], &nodes[t->ev[i]], &ed, 1));
     }
-    double first_build = tb[0], first_inst = ti[0];
-    qsort(tb, (size_t)repeats, sizeof *tb, cmpd);
-    qsort(ti, (size_t)repeats, sizeof *ti, cmpd);
+    double t1 = now_ms();
+    CK(p_cuGraphInstantiateWithFlags(x, *g, 0));
+    CK(p_cuGraphUpload(*x, d->s));
+    CK(p_cuStreamSynchronize(d->s));
+    *build_ms = t1 - t0;
+    *inst_ms = now_ms() - t1;
+}
 
+/* Replays x warmup times, then times iters replays one by one with a CUDA
+ * event pair, into ms[], sorted. */
+static void time_replays(CUgraphExec x, CUstream s, int warmup, int iters,
+                         float *ms)
+{
     for (int i = 0; i < warmup; i++)
         CK(p_cuGraphLaunch(x, s));
     CK(p_cuStreamSynchronize(s));
     CUevent e0, e1;
     CK(p_cuEventCreate(&e0, CU_EVENT_DEFAULT));
     CK(p_cuEventCreate(&e1, CU_EVENT_DEFAULT));
-    float *ms = malloc((size_t)iters * sizeof *ms);
     for (int i = 0; i < iters; i++) {
         CK(p_cuEventRecord(e0, s));
         CK(p_cuGraphLaunch(x, s));
@@ -275,28 +311,70 @@ int main(int argc, char **argv)
         CK(p_cuEventElapsedTime(&ms[i], e0, e1));
     }
     qsort(ms, (size_t)iters, sizeof *ms, cmpf);
+    CK(p_cuEventDestroy(e0));
+    CK(p_cuEventDestroy(e1));
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc == 0)
+        rc = load_driver();
+    topo t;
+    if (rc == 0)
+        rc = read_topo(o.topo, o.pdl, &t);
+    if (rc != 0)
+        return rc;
+    setup d;
+    open_device(&t, o.fatbin, &d);
+
+    /* One-shot host timings move by 10-20 % from call to call: build and
+     * instantiate the graph --repeats times and report the medians.  The
+     * first graph is kept (it is the one replayed), so every later build
+     * runs beside one live graph, as in `cudag bench --host-repeats`. */
+    double *tb = malloc((size_t)o.repeats * sizeof *tb);
+    double *ti = malloc((size_t)o.repeats * sizeof *ti);
+    CUgraphNode *nodes = malloc((size_t)t.n * sizeof *nodes);
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    for (int rep = 0; rep < o.repeats; rep++) {
+        CUgraph g_rep;
+        CUgraphExec x_rep;
+        build_graph(&t, &d, nodes, &g_rep, &x_rep, &tb[rep], &ti[rep]);
+        if (rep == 0) {
+            g = g_rep, x = x_rep;
+        } else {
+            CK(p_cuGraphExecDestroy(x_rep));
+            CK(p_cuGraphDestroy(g_rep));
+        }
+    }
+    double first_build = tb[0], first_inst = ti[0];
+    qsort(tb, (size_t)o.repeats, sizeof *tb, cmpd);
+    qsort(ti, (size_t)o.repeats, sizeof *ti, cmpd);
+
+    float *ms = malloc((size_t)o.iters * sizeof *ms);
+    time_replays(x, d.s, o.warmup, o.iters, ms);
     printf("{\"tool\": \"handbuilt\", \"nodes\": %d, \"edges\": %zu, \"pdl\": %d, "
            "\"build_ms\": %.4f, \"instantiate_ms\": %.4f, \"repeats\": %d, "
            "\"first_build_ms\": %.4f, \"first_instantiate_ms\": %.4f, "
            "\"replay_us\": {\"median\": %.3f, "
            "\"p10\": %.3f, \"p90\": %.3f, \"min\": %.3f}, \"iters\": %d}\n",
-           n, ne, pdl, tb[repeats / 2], ti[repeats / 2], repeats, first_build,
-           first_inst, ms[iters / 2] * 1e3, ms[iters / 10] * 1e3,
-           ms[iters * 9 / 10] * 1e3, ms[0] * 1e3, iters);
-    CK(p_cuEventDestroy(e0));
-    CK(p_cuEventDestroy(e1));
+           t.n, t.ne, o.pdl, tb[o.repeats / 2], ti[o.repeats / 2], o.repeats,
+           first_build, first_inst, ms[o.iters / 2] * 1e3, ms[o.iters / 10] * 1e3,
+           ms[o.iters * 9 / 10] * 1e3, ms[0] * 1e3, o.iters);
     CK(p_cuGraphExecDestroy(x));
     CK(p_cuGraphDestroy(g));
-    CK(p_cuStreamDestroy(s));
-    CK(p_cuMemFree(buf));
-    CK(p_cuLibraryUnload(mod));
-    CK(p_cuDevicePrimaryCtxRelease(dev));
+    CK(p_cuStreamDestroy(d.s));
+    CK(p_cuMemFree(d.buf));
+    CK(p_cuLibraryUnload(d.mod));
+    CK(p_cuDevicePrimaryCtxRelease(d.dev));
     free(ms);
     free(tb);
     free(ti);
     free(nodes);
-    free(eu);
-    free(ev);
-    free(ek);
+    free(t.eu);
+    free(t.ev);
+    free(t.ek);
     return 0;
 }

@@ -240,9 +240,18 @@ static void print_source_line(const char *file, int line, int col)
     fprintf(stderr, " %5d | ", line);
     put_safe(stderr, p, (size_t)n);
     fputs("\n       | ", stderr);
-    /* Tabs stay tabs so the caret lines up under them. */
-    for (int i = 1; i < col && i <= n; i++)
-        fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);
+    /* The column counts characters (cudag.h): one space for each character
+     * before it, a tab for a tab, and four for a control byte that
+     * put_safe wrote as \xNN, so the caret lines up under them. */
+    const char *q = p, *end = p + n;
+    for (int i = 1; i < col && q < end; i++) {
+        unsigned char ch = (unsigned char)*q;
+        fputs(ch == '\t' ? "\t" : ch < 0x20 || ch == 0x7f ? "    " : " ",
+              stderr);
+        do
+            q++;
+        while (q < end && ((unsigned char)*q & 0xC0) == 0x80);
+    }
     fputs("^\n", stderr);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots from the JSON lines that tools/gpu_all.sh's bench step writes.
+"""Plots from the JSON lines that tools/bench/gpu_all.sh's bench step writes.
 
     plot_bench.py RESULTS.jsonl OUTDIR
 
