@@ -139,7 +139,8 @@ typedef struct cudag_options {
     /* NULL-terminated "NAME=VALUE" strings; override the file's vars. */
     const char *const *defines;
     /* NULL-terminated directories searched for includes after the
-     * including file's own directory. */
+     * including file's own directory and before the shipped kernels'
+     * (beside the library, then <prefix>/share/cudag). */
     const char *const *include_dirs;
     cudag_diag_fn diag;
     void *diag_user;

@@ -2,6 +2,7 @@
  * then lowering the top-level sections (vars, modules, kernels, buffers);
  * nodes and edges are in nodes.c.  Also the public load functions. */
 #include "front.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -224,23 +225,57 @@ typedef struct loader {
     unsigned depth;
 } loader;
 
+/* True when dir (canonical) is one of the include directories. */
+static bool is_include_dir(const loader *ld, const char *dir)
+{
+    char real[PATH_MAX];
+    for (const char *const *id = ld->include_dirs; id && *id; id++)
+        if (realpath(*id, real) && strcmp(real, dir) == 0)
+            return true;
+    return false;
+}
+
 /* Where an include names a file: next to the including file, then in each
- * include directory, then in the installed kernels directory. */
-static const char *find_include(loader *ld, const char *dir, const char *name)
+ * include directory, then where the shipped kernels are (paths.c).  Sets
+ * *out to the path found and returns CUDAG_OK, or reports every place
+ * searched (or running out of memory) and returns the code. */
+static int find_include(loader *ld, const char *dir, const cudag__doc *item,
+                        const char **out)
 {
     cudag__arena *a = &ld->src->arena;
+    const char *name = item->str;
     const char *p = join(a, dir, name);
-    if (!p || name[0] == '/' || access(p, R_OK) == 0)
-        return p;
-    for (const char *const *id = ld->include_dirs; id && *id; id++) {
-        const char *q = join(a, *id, name);
-        if (q && access(q, R_OK) == 0)
-            return q;
+    /* A file beside the includer that exists but cannot be read is read
+     * anyway, so that the error says why. */
+    if (p && (name[0] == '/' || access(p, F_OK) == 0))
+        return (*out = p), CUDAG_OK;
+    const char *shipped[CUDAG__MAX_SHIPPED_DIRS];
+    size_t nshipped = p ? cudag__shipped_dirs(a, shipped) : 0;
+    char places[1024];
+    size_t off = (size_t)snprintf(places, sizeof places, "%s", dir);
+    for (size_t pass = 0; p && pass < 2; pass++) {
+        const char *const *list = pass ? shipped : ld->include_dirs;
+        size_t n = pass ? nshipped : SIZE_MAX;
+        for (size_t i = 0; i < n && list && list[i]; i++) {
+            if (pass && is_include_dir(ld, list[i]))
+                continue;
+            const char *q = join(a, list[i], name);
+            if (q && access(q, R_OK) == 0)
+                return (*out = q), CUDAG_OK;
+            if (!(p = q))
+                break;
+            if (off < sizeof places)
+                off += (size_t)snprintf(places + off, sizeof places - off,
+                                        ", %s", list[i]);
+        }
     }
-    const char *q = join(a, CUDAG_DATADIR, name);
-    if (q && access(q, R_OK) == 0)
-        return q;
-    return p;   /* not found: read_file reports it under the natural name */
+    if (!p)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, item->pos,
+                             "out of memory");
+    return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_EIO, item->pos,
+                         "cannot find included file '%s' (searched %s; add a "
+                         "directory with -I)",
+                         name, places);
 }
 
 static int load_tree(loader *ld, const char *shown, const char *text,
@@ -264,7 +299,10 @@ static int load_includes(loader *ld, const cudag__doc *root, const char *dir)
                                "an include must be a file name");
             break;
         }
-        rc = load_tree(ld, find_include(ld, dir, item->str), NULL, 0, item->pos);
+        const char *path = NULL;
+        rc = find_include(ld, dir, item, &path);
+        if (rc == CUDAG_OK)
+            rc = load_tree(ld, path, NULL, 0, item->pos);
     }
     return rc;
 }

@@ -2,6 +2,11 @@
  * defines, includes, modules, kernel signatures, buffers; the public load
  * functions; lowering again with new variable values. */
 #include "common.h"
+#include "paths.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <string.h>
 
@@ -165,13 +170,67 @@ static void lower_includes_dirs_and_once(void **state)
     assert_string_equal(g->sigs[cudag__find_sig(g, "named")].symbol, "named_impl");
     assert_int_equal(cudag_graph_edge_count(g), 1);
     cudag_graph_destroy(g);
-    /* Without the include directory, the third file is not found. */
+    /* Without that directory the third file is not found, and the error
+     * names every place searched: beside the file, the include directories
+     * given, the directories of the shipped kernels. */
+    const char *other[] = {tsrc("tests/data/inc"), NULL};
     o = topts(&td, NULL);
-    o.include_dirs = NULL;
+    o.include_dirs = other;
     rc = cudag_load_file(tsrc("tests/data/good/includes.yaml"), &o, &g, &err);
     assert_int_equal(rc, CUDAG_EIO);
-    assert_diag_contains(&td, "includes.yaml:7:45: error: cannot read '");
-    assert_diag_contains(&td, "found_by_dir.yaml': No such file or directory");
+    assert_null(g);
+    assert_int_equal(td.nerr, 1);
+    cudag__arena a;
+    memset(&a, 0, sizeof a);
+    const char *shipped[CUDAG__MAX_SHIPPED_DIRS];
+    size_t n = cudag__shipped_dirs(&a, shipped);
+    char want[4096];
+    int off = snprintf(want, sizeof want,
+                       "%s:7:45: error: cannot find included file "
+                       "'found_by_dir.yaml' (searched %s, %s",
+                       tsrc("tests/data/good/includes.yaml"),
+                       tsrc("tests/data/good"), other[0]);
+    for (size_t i = 0; i < n; i++)
+        off += snprintf(want + off, sizeof want - (size_t)off, ", %s",
+                        shipped[i]);
+    snprintf(want + off, sizeof want - (size_t)off,
+             "; add a directory with -I)");
+    assert_diag_contains(&td, want);
+    cudag__arena_free(&a);
+}
+
+static void lower_shipped_dirs_are_found_from_the_code(void **state)
+{
+    (void)state;
+    /* This test program lies in the build tree's tests/: the first shipped
+     * directory is the build's kernels/, which holds the manifest. */
+    char kernels[PATH_MAX];
+    assert_non_null(realpath(getenv("CUDAG_KERNELS_DIR"), kernels));
+    cudag__arena a;
+    memset(&a, 0, sizeof a);
+    const char *shipped[CUDAG__MAX_SHIPPED_DIRS];
+    size_t n = cudag__shipped_dirs(&a, shipped);
+    assert_true(n >= 1);
+    assert_string_equal(shipped[0], kernels);
+    for (size_t i = 1; i < n; i++)
+        assert_string_not_equal(shipped[i], kernels);
+    cudag__arena_free(&a);
+    /* So a program that names no include directory (and runs from
+     * elsewhere) loads the shipped manifest as the cudag tool does. */
+    char cwd[PATH_MAX];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir("/"), 0);
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    o.include_dirs = NULL;
+    cudag_graph *g;
+    cudag_error err;
+    static const char yaml[] = "cudag: 1\ninclude: cudag_kernels.yaml\n";
+    int rc = cudag_load_string(yaml, sizeof yaml - 1, "t.yaml", &o, &g, &err);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_int_not_equal(cudag__find_sig(g, "scale_f32"), CUDAG__NONE);
+    cudag_graph_destroy(g);
 }
 
 static void lower_shipped_manifest_is_found(void **state)
@@ -343,6 +402,7 @@ int main(void)
         cmocka_unit_test(lower_buffers_and_init),
         cmocka_unit_test(lower_includes_dirs_and_once),
         cmocka_unit_test(lower_shipped_manifest_is_found),
+        cmocka_unit_test(lower_shipped_dirs_are_found_from_the_code),
         cmocka_unit_test(lower_public_load_arguments),
         cmocka_unit_test(lower_reports_many_errors_up_to_the_limit),
         cmocka_unit_test(lower_no_check_flag),

@@ -1,9 +1,10 @@
 #!/bin/sh
-# install_test.sh MESON BUILD_ROOT EMBED_EXAMPLE_C CC
+# install_test.sh MESON BUILD_ROOT EMBED_EXAMPLE_C CC FIND_KERNELS_C
 # Installs the build tree into a temporary DESTDIR and checks that the
-# package is complete and usable the way docs/api.md says.
+# package is complete and usable the way docs/api.md says, moved away from
+# its prefix as a DESTDIR is: the library finds its kernels beside itself.
 set -eu
-meson=$1 build=$2 example=$3 cc=$4
+meson=$1 build=$2 example=$3 cc=$4 find_kernels=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "install test: $*" >&2; exit 1; }
@@ -46,6 +47,13 @@ case $status in
 0 | 77) ;;
 *) fail "the embedding example failed with status $status" ;;
 esac
+
+# A program linked to the installed library finds the installed manifest
+# with no include directory, as the tool does.
+"$cc" "$find_kernels" $flags -o "$tmp/find_kernels" ||
+    fail "find_kernels.c does not build with: cc find_kernels.c $flags"
+LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/find_kernels" ||
+    fail "a program linked to the installed library cannot find the shipped manifest"
 
 # The installed tool finds the installed manifest on its own.
 cat >"$tmp/g.yaml" <<'YAML'
