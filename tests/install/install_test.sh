@@ -24,6 +24,15 @@ exe=$(find "$tmp/root" -path '*/bin/cudag' | head -n 1)
 [ -n "$manifest" ] || fail "share/cudag/cudag_kernels.yaml was not installed"
 [ -n "$exe" ] || fail "bin/cudag was not installed"
 datadir=$(dirname "$manifest")
+# The man page points at the installed docs, which are there.
+man=$(find "$tmp/root" -path '*/man1/cudag.1' | head -n 1)
+[ -n "$man" ] || fail "the man page was not installed"
+for doc in language.md api.md; do
+    # roff writes '-' as '\-'; a path ends at a font change ('\fR').
+    named=$(sed 's/\\-/-/g' "$man" | grep -o '/[^ \\]*/'"$doc" | head -n 1)
+    [ -n "$named" ] || fail "the man page does not name the installed $doc"
+    [ -f "$tmp/root$named" ] || fail "the man page names $named, which was not installed"
+done
 if [ -f "$build/kernels/cudag_kernels.fatbin" ]; then
     [ -f "$datadir/cudag_kernels.fatbin" ] ||
         fail "cudag_kernels.fatbin was built but not installed"
