@@ -562,13 +562,17 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
         int64_t value;
         cudag__define *df = find_define(lw, k->str);
         int rc;
+        rc = CUDAG_EEXPR;
         if (df) {
             cudag__scope sc = {lw->g, NULL};
             df->used = true;
             rc = cudag__expr_eval(df->expr, df->len, df->pos, &sc, lw->d, &value);
-        } else {
-            rc = cudag__eval(lw, v, NULL, &value);
         }
+        /* A define that fails has been reported; the file's value stands in
+         * for it, so that the variable's uses are checked and say nothing
+         * more about that one mistake. */
+        if (rc != CUDAG_OK)
+            rc = cudag__eval(lw, v, NULL, &value);
         cudag__var *var;
         if (rc != CUDAG_OK)
             continue;

@@ -5,8 +5,9 @@
  * A "…" in MESSAGE stands for any text: the part of a message that depends
  * on the machine (the directories an include was searched in).
  * The test loads each file, compares the first diagnostic (without the file
- * name) to the expectation, and checks that a failed load returns no graph
- * and leaves nothing allocated.  CUDAG_BAD_PRINT=1 prints what each file
+ * name) to the expectation, checks that it is the only error (one mistake,
+ * one error: what the mistake breaks further on says nothing more), and that
+ * a failed load returns no graph and leaves nothing allocated.  CUDAG_BAD_PRINT=1 prints what each file
  * gets instead, for writing new cases. */
 #include "common.h"
 
@@ -113,7 +114,7 @@ static void bad_files_report_exact_errors(void **state)
         if (print) {
             printf("%s\t%s\n", names[i], rest);
         } else if (rc == CUDAG_OK || g != NULL || !matches(rest, expect) ||
-                   err.code != rc || td.nerr < 1 ||
+                   err.code != rc || td.nerr != 1 ||
                    cudag__alloc_live() != live) {
             print_error("%s:\n  expected: %s\n  got:      %s (rc %d, %d "
                         "errors, graph %p, leaked %ld)\n",

@@ -198,6 +198,12 @@ static void cli_defines_change_the_graph(void **state)
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "<command line>:1:1: error: -D DEPHT: the graph "
                                    "has no variable 'DEPHT' (did you mean 'DEPTH'?)"));
+    /* A define that is not a number is one mistake: one error, not one per
+     * use of the variable. */
+    r = RUN("check", "-D", "N=abc", "graphs/pdl_chain.yaml");
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->err, "<command line>:1:3: error: unknown variable 'abc'\n"
+                                "graphs/pdl_chain.yaml: 1 error\n");
     r = RUN("plan", "-D", "DEPTH=0", "graphs/repeat.yaml");
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "index -1 is out of range for 'chain' (0..0)"));
