@@ -140,7 +140,7 @@ typedef struct cudag_options {
     const char *const *defines;
     /* NULL-terminated directories searched for includes after the
      * including file's own directory and before the shipped kernels'
-     * (beside the library, then <prefix>/share/cudag). */
+     * (beside the library, else <prefix>/share/cudag). */
     const char *const *include_dirs;
     cudag_diag_fn diag;
     void *diag_user;

@@ -8,6 +8,7 @@
 
 #include "driver.h"
 #include "ir.h"
+#include "values.h"
 
 /* The device side an exec works in.  Everything in this header expects ctx
  * to be current on the calling thread. */
@@ -88,22 +89,6 @@ int cudag__launch_prepare(const cudag__gpu *gpu, const cudag_graph *g,
                           cudag__launches *l, cudag_error *err);
 void cudag__launch_free(cudag__launches *l);
 
-/*
- * Converts an argument to the bytes of a parameter of type t (into *slot,
- * zero-filled first): pointers from bufs[] plus the offset, integers
- * truncated to their width (unsigned types take the bits), floats converted
- * with round-to-nearest-even (f16, bf16 too).  Returns CUDAG_OK, or
- * CUDAG_ETYPE/CUDAG_ERANGE through err (at a->pos) when the argument does not
- * fit the parameter, as the checker would say.
- */
-int cudag__pack_arg(const cudag_graph *g, cudag_type t, const cudag__arg *a,
-                    const CUdeviceptr *bufs, uint64_t *slot, cudag_error *err);
-
-/* Prepends "<formatted>: " to err's message (when err is not NULL) and
- * moves it to pos; the code stays. */
-void cudag__error_prefix(cudag_error *err, cudag__pos pos, const char *fmt,
-                         ...) CUDAG__PRINTF(3, 4);
-
 /* ---- edges ------------------------------------------------------------- */
 
 /*
@@ -160,16 +145,5 @@ void cudag__memcpy_params(const cudag_graph *g, const cudag__node *n,
 
 /* The kernel node parameters of a launch description. */
 void cudag__kernel_params(const cudag__launch *k, CUDA_KERNEL_NODE_PARAMS *p);
-
-/* ---- values ------------------------------------------------------------- */
-
-/* v converted to the bits of an element of type t (little-endian in the low
- * bytes): floats with round-to-nearest-even (f16 and bf16 included, NaN
- * kept), integers truncated toward zero then wrapped to the width. */
-uint64_t cudag__value_bits(cudag_type t, double v);
-
-/* IEEE binary16 and bfloat16 bits of v, rounded to nearest even. */
-uint16_t cudag__f16_bits(double v);
-uint16_t cudag__bf16_bits(double v);
 
 #endif /* CUDAG_BUILD_H */

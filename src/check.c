@@ -1,7 +1,7 @@
-/* check.c — the whole-graph checks on the IR (kernel arguments against their
- * signatures, launch limits, buffers, memset and memcpy ranges, edges,
- * dependency cycles) and, for a graph that passes, the topology later stages
- * use: a deterministic topological order, levels and CSR adjacency.
+/* check.c — the whole-graph checks on the IR (signatures, buffers, each
+ * node through its kind's check step, edges, dependency cycles) and, for a
+ * graph that passes, the topology later stages use: a deterministic
+ * topological order, levels and CSR adjacency.  Also cudag_check().
  *
  * Everything here is linear or O(E log E) in the size of the graph and uses
  * no recursion, so a 100 000-node chain checks in milliseconds without
@@ -13,166 +13,11 @@
  * "edge a -> b …"), because a graph built through the C API has no source
  * positions; a graph loaded from YAML gets the most precise position the IR
  * holds as well. */
-#include "check.h"
+#include "kind.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* One check pass: where problems go, and the first error code of this pass
- * (the diagnostic sink may already hold errors of an earlier stage). */
-typedef struct ctx {
-    cudag_graph *g;
-    cudag__diag *d;
-    int first;
-    bool broken;                /* an error, not a warning made one */
-} ctx;
-
-static int fail(ctx *c, int code, cudag__pos pos, const char *fmt, ...)
-    CUDAG__PRINTF(4, 5);
-
-static int fail(ctx *c, int code, cudag__pos pos, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = cudag__vreport(c->d, CUDAG_SEV_ERROR, code, pos, fmt, ap);
-    va_end(ap);
-    if (r != CUDAG_OK && c->first == CUDAG_OK)
-        c->first = r;
-    c->broken = true;
-    return r;
-}
-
-static void warn(ctx *c, int code, cudag__pos pos, const char *fmt, ...)
-    CUDAG__PRINTF(4, 5);
-
-static void warn(ctx *c, int code, cudag__pos pos, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    /* CUDAG_WERROR turns a warning into an error: then it counts as one. */
-    int r = cudag__vreport(c->d, CUDAG_SEV_WARNING, code, pos, fmt, ap);
-    va_end(ap);
-    if (r != CUDAG_OK && c->first == CUDAG_OK)
-        c->first = r;
-}
-
-static bool full(const ctx *c) { return cudag__diag_full(c->d); }
-
-/* The more precise of two positions: the first one that has a line. */
-static cudag__pos pick(cudag__pos a, cudag__pos b) { return a.line ? a : b; }
-
-/* ---- numbers ----------------------------------------------------------- */
-
-/* Writes v in the shortest form that reads back exactly, keeping a ".0" on
- * integral values so that "2.0" is not mistaken for the integer 2. */
-static const char *fmt_num(char buf[40], double v)
-{
-    if (isnan(v))
-        return "nan";
-    if (isinf(v))
-        return v < 0 ? "-inf" : "inf";
-    /* %g would print 300 as 3e+02, the shortest form that reads back. */
-    if (v == trunc(v) && fabs(v) < 1e16) {
-        snprintf(buf, 40, "%.1f", v);
-        return buf;
-    }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, 40, "%.*g", p, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    if (!strpbrk(buf, ".e"))
-        strcat(buf, ".0");
-    return buf;
-}
-
-/* "s" unless n is 1: "1 element", "2 elements". */
-static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
-
-static bool is_int_type(cudag_type t)
-{
-    return t >= CUDAG_TYPE_I8 && t <= CUDAG_TYPE_U64;
-}
-
-static bool is_float_type(cudag_type t)
-{
-    return t >= CUDAG_TYPE_F16 && t <= CUDAG_TYPE_F64;
-}
-
-static void int_range(cudag_type t, int64_t *lo, int64_t *hi)
-{
-    switch (t) {
-    case CUDAG_TYPE_I8: *lo = INT8_MIN; *hi = INT8_MAX; break;
-    case CUDAG_TYPE_U8: *lo = 0; *hi = UINT8_MAX; break;
-    case CUDAG_TYPE_I16: *lo = INT16_MIN; *hi = INT16_MAX; break;
-    case CUDAG_TYPE_U16: *lo = 0; *hi = UINT16_MAX; break;
-    case CUDAG_TYPE_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-    case CUDAG_TYPE_U32: *lo = 0; *hi = UINT32_MAX; break;
-    /* The language's integers are signed 64-bit, so a negative value for a
-     * u64 is a mistake far more often than a way to write 2^63 or more. */
-    case CUDAG_TYPE_U64: *lo = 0; *hi = INT64_MAX; break;
-    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
-    }
-}
-
-/* The largest finite value of a floating type. */
-static double float_max(cudag_type t)
-{
-    switch (t) {
-    case CUDAG_TYPE_F16: return 65504.0;
-    case CUDAG_TYPE_BF16: return 3.38953138925153547590470800371487866880e38;
-    case CUDAG_TYPE_F32: return FLT_MAX;
-    default: return DBL_MAX;
-    }
-}
-
-typedef enum fit {
-    FIT_OK,
-    FIT_NOT_INTEGER,
-    FIT_RANGE,
-    FIT_NOT_FINITE
-} fit;
-
-/* Whether a value (a memset or constant-init value, always a double) can be
- * stored in an element of type t.  Integers must be integral and in range;
- * floats finite (when need_finite) and not beyond the type's largest value. */
-static fit value_fits(cudag_type t, double v, bool need_finite)
-{
-    if (is_int_type(t)) {
-        if (!isfinite(v) || v != trunc(v))
-            return FIT_NOT_INTEGER;
-        /* Compare in double: the bounds ±2^63, 2^64 are exact there. */
-        if (t == CUDAG_TYPE_U64)
-            return v >= 0 && v < 18446744073709551616.0 ? FIT_OK : FIT_RANGE;
-        if (t == CUDAG_TYPE_I64)
-            return v >= -9223372036854775808.0 && v < 9223372036854775808.0
-                       ? FIT_OK
-                       : FIT_RANGE;
-        int64_t lo, hi;
-        int_range(t, &lo, &hi);
-        return v >= (double)lo && v <= (double)hi ? FIT_OK : FIT_RANGE;
-    }
-    if (!isfinite(v))
-        return need_finite ? FIT_NOT_FINITE : FIT_OK;
-    return fabs(v) <= float_max(t) ? FIT_OK : FIT_RANGE;
-}
-
-/* The 64-bit pattern a memset of value v writes into an 8-byte element
- * (v already known to fit the type). */
-static uint64_t pattern8(cudag_type t, double v)
-{
-    if (t == CUDAG_TYPE_F64) {
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        return bits;
-    }
-    if (t == CUDAG_TYPE_U64)
-        return (uint64_t)v;
-    return (uint64_t)(int64_t)v;
-}
 
 /* ---- signatures --------------------------------------------------------- */
 
@@ -190,445 +35,108 @@ static uint64_t param_bytes(const cudag__sig *s)
     return off;
 }
 
-static void check_sigs(ctx *c)
+static void check_sigs(cudag__checker *c)
 {
     cudag_graph *g = c->g;
-    for (uint32_t i = 0; i < g->nsigs && !full(c); i++) {
+    for (uint32_t i = 0; i < g->nsigs && !cudag__check_full(c); i++) {
         const cudag__sig *s = &g->sigs[i];
         if (s->module >= g->nmodules)
-            fail(c, CUDAG_EUNKNOWN, s->pos, "kernel '%s' has no module",
-                 s->name);
+            cudag__check_fail(c, CUDAG_EUNKNOWN, s->pos,
+                              "kernel '%s' has no module", s->name);
         for (uint32_t p = 0; p < s->nparams; p++)
             if (!cudag_type_name(s->types[p]))
-                fail(c, CUDAG_ETYPE, s->pos,
-                     "kernel '%s': parameter %u has an invalid type", s->name,
-                     p);
+                cudag__check_fail(
+                    c, CUDAG_ETYPE, s->pos,
+                    "kernel '%s': parameter %u has an invalid type", s->name,
+                    p);
         uint64_t bytes = param_bytes(s);
         if (bytes > CUDAG__MAX_PARAM_BYTES)
-            fail(c, CUDAG_ELIMIT, s->pos,
-                 "kernel '%s': parameters take %llu bytes (at most %u)",
-                 s->name, (unsigned long long)bytes, CUDAG__MAX_PARAM_BYTES);
-    }
-}
-
-/* "x: ptr, y: ptr, a: f32, n: i64", cut short with "…" if it is long. */
-static void sig_text(const cudag__sig *s, char *buf, size_t cap)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < s->nparams; i++) {
-        const char *tn = cudag_type_name(s->types[i]);
-        int n = snprintf(buf + len, cap - len, "%s%s: %s", i ? ", " : "",
-                         s->pnames && s->pnames[i] ? s->pnames[i] : "?",
-                         tn ? tn : "?");
-        if (n < 0 || (size_t)n >= cap - len - 4) {
-            snprintf(buf + len, cap - len, ", ...");
-            return;
-        }
-        len += (size_t)n;
+            cudag__check_fail(
+                c, CUDAG_ELIMIT, s->pos,
+                "kernel '%s': parameters take %llu bytes (at most %u)", s->name,
+                (unsigned long long)bytes, CUDAG__MAX_PARAM_BYTES);
     }
 }
 
 /* ---- buffers ------------------------------------------------------------- */
 
-static void check_buffers(ctx *c)
+static void check_buffers(cudag__checker *c)
 {
     cudag_graph *g = c->g;
     char n1[40], n2[40];
-    for (uint32_t i = 0; i < g->nbuffers && !full(c); i++) {
+    for (uint32_t i = 0; i < g->nbuffers && !cudag__check_full(c); i++) {
         const cudag__buffer *b = &g->buffers[i];
         const char *tn = cudag_type_name(b->type);
         size_t es = cudag_type_size(b->type);
-        cudag__pos cpos = pick(b->count_pos, b->pos);
+        cudag__pos cpos = cudag__pick(b->count_pos, b->pos);
         if (!tn || b->type == CUDAG_TYPE_PTR) {
-            fail(c, CUDAG_ETYPE, b->pos,
-                 "buffer '%s' has an invalid element type", b->name);
+            cudag__check_fail(c, CUDAG_ETYPE, b->pos,
+                              "buffer '%s' has an invalid element type",
+                              b->name);
             continue;
         }
         if (b->count == 0)
-            fail(c, CUDAG_ERANGE, cpos,
-                 "buffer '%s': count is 0 (must be at least 1)", b->name);
+            cudag__check_fail(c, CUDAG_ERANGE, cpos,
+                              "buffer '%s': count is 0 (must be at least 1)",
+                              b->name);
         else if (b->count > CUDAG__MAX_BUFFER_BYTES / es)
             /* Dividing the limit instead of multiplying the count catches
              * the products that overflow 64 bits as well. */
-            fail(c, CUDAG_ELIMIT, cpos,
-                 "buffer '%s': absurd size: %llu elements of %s is more "
-                 "than 64 TiB",
-                 b->name, (unsigned long long)b->count, tn);
+            cudag__check_fail(
+                c, CUDAG_ELIMIT, cpos,
+                "buffer '%s': absurd size: %llu elements of %s is more "
+                "than 64 TiB",
+                b->name, (unsigned long long)b->count, tn);
         const cudag_init *in = &b->init;
         /* At the init value when the file says where it is. */
         cudag__pos ipos = b->init_pos.line ? b->init_pos : b->pos;
         if (in->kind == CUDAG_INIT_RANDOM && !(in->lo == 0 && in->hi == 0)) {
             if (!isfinite(in->lo) || !isfinite(in->hi))
-                fail(c, CUDAG_ERANGE, ipos,
-                     "buffer '%s': random range [%s, %s) must be finite",
-                     b->name, fmt_num(n1, in->lo), fmt_num(n2, in->hi));
+                cudag__check_fail(
+                    c, CUDAG_ERANGE, ipos,
+                    "buffer '%s': random range [%s, %s) must be finite",
+                    b->name, cudag__fmt_num(n1, in->lo),
+                    cudag__fmt_num(n2, in->hi));
             else if (!(in->lo < in->hi))
-                fail(c, CUDAG_ERANGE, ipos,
-                     "buffer '%s': random range [%s, %s) is empty (lo must "
-                     "be less than hi)",
-                     b->name, fmt_num(n1, in->lo), fmt_num(n2, in->hi));
+                cudag__check_fail(
+                    c, CUDAG_ERANGE, ipos,
+                    "buffer '%s': random range [%s, %s) is empty (lo must "
+                    "be less than hi)",
+                    b->name, cudag__fmt_num(n1, in->lo),
+                    cudag__fmt_num(n2, in->hi));
         } else if (in->kind == CUDAG_INIT_CONST) {
             /* A constant may be an infinity or NaN on purpose (a sentinel),
              * but not a value the element type cannot hold. */
-            fit f = value_fits(b->type, in->value, false);
-            if (f == FIT_NOT_INTEGER)
-                fail(c, CUDAG_ERANGE, ipos,
-                     "buffer '%s': init value %s is not an integer (the "
-                     "buffer is %s)",
-                     b->name, fmt_num(n1, in->value), tn);
-            else if (f == FIT_RANGE)
-                fail(c, CUDAG_ERANGE, ipos,
-                     "buffer '%s': init value %s is out of range for %s",
-                     b->name, fmt_num(n1, in->value), tn);
+            cudag__fit f = cudag__value_fits(b->type, in->value, false);
+            if (f == CUDAG__FIT_NOT_INTEGER)
+                cudag__check_fail(
+                    c, CUDAG_ERANGE, ipos,
+                    "buffer '%s': init value %s is not an integer (the "
+                    "buffer is %s)",
+                    b->name, cudag__fmt_num(n1, in->value), tn);
+            else if (f == CUDAG__FIT_RANGE)
+                cudag__check_fail(
+                    c, CUDAG_ERANGE, ipos,
+                    "buffer '%s': init value %s is out of range for %s",
+                    b->name, cudag__fmt_num(n1, in->value), tn);
         }
     }
 }
 
-/* ---- kernel nodes --------------------------------------------------------- */
+/* ---- nodes ------------------------------------------------------------- */
 
-/* What an argument is, for messages: "buffer 'x'", "integer 3", … */
-static const char *arg_text(const cudag_graph *g, const cudag__arg *a,
-                            char *buf, size_t cap)
-{
-    char num[40];
-    switch (a->kind) {
-    case CUDAG_ARG_BUFFER:
-        if (a->buffer < g->nbuffers)
-            snprintf(buf, cap, "buffer '%s'", g->buffers[a->buffer].name);
-        else
-            snprintf(buf, cap, "a buffer");
-        break;
-    case CUDAG_ARG_INT:
-        snprintf(buf, cap, "integer %lld", (long long)a->i);
-        break;
-    case CUDAG_ARG_FLOAT:
-        snprintf(buf, cap, "number %s", fmt_num(num, a->f));
-        break;
-    case CUDAG_ARG_NULL:
-        snprintf(buf, cap, "null");
-        break;
-    default:
-        snprintf(buf, cap, "an invalid argument");
-        break;
-    }
-    return buf;
-}
-
-static void check_arg(ctx *c, const cudag__node *n, const cudag__sig *s,
-                      uint32_t i, uint32_t *uses)
+static void check_nodes(cudag__checker *c)
 {
     const cudag_graph *g = c->g;
-    const cudag__arg *a = &n->u.k.args[i];
-    cudag_type t = s->types[i];
-    const char *tn = cudag_type_name(t);
-    const char *pn = s->pnames && s->pnames[i] ? s->pnames[i] : "?";
-    cudag__pos pos = pick(a->pos, pick(n->u.k.args_pos, n->pos));
-    char what[320], num[40];
-
-    if (a->kind == CUDAG_ARG_BUFFER) {
-        if (a->buffer >= g->nbuffers) {
-            fail(c, CUDAG_EUNKNOWN, pos,
-                 "node '%s': argument '%s' refers to buffer index %u, but "
-                 "the graph has %u buffers",
-                 n->name, pn, a->buffer, g->nbuffers);
-            return;
-        }
-        const cudag__buffer *b = &g->buffers[a->buffer];
-        uses[a->buffer]++;
-        if (t != CUDAG_TYPE_PTR)
-            goto mismatch;
-        if (a->offset >= b->count && b->count > 0)
-            fail(c, CUDAG_ERANGE, pos,
-                 "node '%s': argument '%s': offset %llu is outside buffer "
-                 "'%s' (%llu element%s)",
-                 n->name, pn, (unsigned long long)a->offset, b->name,
-                 (unsigned long long)b->count, plural(b->count));
-        return;
-    }
-    if (a->kind != CUDAG_ARG_INT && a->kind != CUDAG_ARG_FLOAT &&
-        a->kind != CUDAG_ARG_NULL) {
-        fail(c, CUDAG_EINVAL, pos,
-             "node '%s': argument '%s' has an invalid kind %d", n->name, pn,
-             (int)a->kind);
-        return;
-    }
-    if (t == CUDAG_TYPE_PTR) {
-        if (a->kind != CUDAG_ARG_NULL)
-            goto mismatch;
-        return;
-    }
-    if (is_int_type(t)) {
-        if (a->kind != CUDAG_ARG_INT)
-            goto mismatch;
-        int64_t lo, hi;
-        int_range(t, &lo, &hi);
-        if (a->i < lo || a->i > hi)
-            fail(c, CUDAG_ERANGE, pos,
-                 "node '%s': argument '%s' is %lld, out of range for %s "
-                 "(%lld to %lld)",
-                 n->name, pn, (long long)a->i, tn, (long long)lo,
-                 (long long)hi);
-        return;
-    }
-    if (is_float_type(t)) {
-        double v;
-        if (a->kind == CUDAG_ARG_INT)
-            v = (double)a->i;
-        else if (a->kind == CUDAG_ARG_FLOAT)
-            v = a->f;
-        else
-            goto mismatch;
-        /* An explicit infinity or NaN is passed as it is; a finite value
-         * that would become one is a mistake. */
-        if (isfinite(v) && fabs(v) > float_max(t))
-            fail(c, CUDAG_ERANGE, pos,
-                 "node '%s': argument '%s' is %s, out of range for %s",
-                 n->name, pn, fmt_num(num, v), tn);
-        return;
-    }
-    return; /* an invalid parameter type was reported with its signature */
-
-mismatch:
-    fail(c, CUDAG_ETYPE, pos, "node '%s': argument '%s' (%s) must be %s, got %s",
-         n->name, pn, tn,
-         t == CUDAG_TYPE_PTR ? "a buffer or null"
-         : is_int_type(t)   ? "an integer"
-                            : "a number",
-         arg_text(g, a, what, sizeof what));
-}
-
-static void check_dims(ctx *c, const cudag__node *n, const char *what,
-                       const int64_t dim[3], const uint32_t max[3],
-                       cudag__pos pos)
-{
-    static const char xyz[] = "xyz";
-    for (int i = 0; i < 3; i++) {
-        if (dim[i] < 1)
-            fail(c, CUDAG_ERANGE, pos,
-                 "node '%s': %s %c is %lld (must be at least 1)", n->name,
-                 what, xyz[i], (long long)dim[i]);
-        else if (dim[i] > (int64_t)max[i])
-            fail(c, CUDAG_ELIMIT, pos, "node '%s': %s %c is %lld (at most %u)",
-                 n->name, what, xyz[i], (long long)dim[i], max[i]);
-    }
-}
-
-static void check_kernel(ctx *c, const cudag__node *n, uint32_t *uses)
-{
-    static const uint32_t grid_max[3] = {CUDAG__MAX_GRID_X, CUDAG__MAX_GRID_Y,
-                                         CUDAG__MAX_GRID_Z};
-    static const uint32_t block_max[3] = {
-        CUDAG__MAX_BLOCK_X, CUDAG__MAX_BLOCK_Y, CUDAG__MAX_BLOCK_Z};
-    const cudag_graph *g = c->g;
-    const cudag__kernel *k = &n->u.k;
-
-    check_dims(c, n, "grid", k->grid, grid_max, pick(k->grid_pos, n->pos));
-    cudag__pos bpos = pick(k->block_pos, n->pos);
-    check_dims(c, n, "block", k->block, block_max, bpos);
-    bool dims_ok = true;
-    for (int i = 0; i < 3; i++)
-        dims_ok &= k->block[i] >= 1 && k->block[i] <= (int64_t)block_max[i];
-    /* Each dimension is at most 1024 here, so the product cannot overflow. */
-    if (dims_ok) {
-        int64_t threads = k->block[0] * k->block[1] * k->block[2];
-        if (threads > (int64_t)CUDAG__MAX_BLOCK_THREADS)
-            fail(c, CUDAG_ELIMIT, bpos,
-                 "node '%s': block has %lld threads (%lld x %lld x %lld; at "
-                 "most %u)",
-                 n->name, (long long)threads, (long long)k->block[0],
-                 (long long)k->block[1], (long long)k->block[2],
-                 CUDAG__MAX_BLOCK_THREADS);
-    }
-    cudag__pos spos = pick(k->smem_pos, n->pos);
-    if (k->smem < 0)
-        fail(c, CUDAG_ERANGE, spos,
-             "node '%s': smem is %lld bytes (must be at least 0)", n->name,
-             (long long)k->smem);
-    else if (k->smem > (int64_t)CUDAG__MAX_SMEM)
-        fail(c, CUDAG_ELIMIT, spos, "node '%s': smem is %lld bytes (at most %u)",
-             n->name, (long long)k->smem, CUDAG__MAX_SMEM);
-
-    if (k->sig >= g->nsigs) {
-        fail(c, CUDAG_EUNKNOWN, pick(k->sig_pos, n->pos),
-             "node '%s' refers to kernel index %u, but the graph has %u "
-             "kernels",
-             n->name, k->sig, g->nsigs);
-        return;
-    }
-    const cudag__sig *s = &g->sigs[k->sig];
-    if (k->nargs != s->nparams) {
-        char sig[700];
-        sig_text(s, sig, sizeof sig);
-        if (s->nparams == 0)
-            fail(c, CUDAG_EARGS, pick(k->args_pos, n->pos),
-                 "node '%s': kernel '%s' takes no arguments, got %u", n->name,
-                 s->name, k->nargs);
-        else
-            fail(c, CUDAG_EARGS, pick(k->args_pos, n->pos),
-                 "node '%s': kernel '%s' takes %u argument%s (%s), got %u",
-                 n->name, s->name, s->nparams, s->nparams == 1 ? "" : "s", sig,
-                 k->nargs);
-        /* Matching the rest against shifted parameters would only repeat
-         * the same mistake; count the buffers so they are not "unused". */
-        for (uint32_t i = 0; i < k->nargs; i++)
-            if (k->args[i].kind == CUDAG_ARG_BUFFER &&
-                k->args[i].buffer < g->nbuffers)
-                uses[k->args[i].buffer]++;
-        return;
-    }
-    for (uint32_t i = 0; i < k->nargs && !full(c); i++)
-        check_arg(c, n, s, i, uses);
-}
-
-/* ---- memset and memcpy nodes -------------------------------------------- */
-
-/* True when [off, off + count) lies inside a buffer of `size` elements,
- * without overflowing. */
-static bool range_ok(uint64_t off, uint64_t count, uint64_t size)
-{
-    return off <= size && count <= size - off;
-}
-
-static void check_memset(ctx *c, const cudag__node *n, uint32_t *uses)
-{
-    const cudag_graph *g = c->g;
-    const cudag__memset *m = &n->u.set;
-    char num[40];
-    if (m->buffer >= g->nbuffers) {
-        fail(c, CUDAG_EUNKNOWN, n->pos,
-             "node '%s' refers to buffer index %u, but the graph has %u "
-             "buffers",
-             n->name, m->buffer, g->nbuffers);
-        return;
-    }
-    const cudag__buffer *b = &g->buffers[m->buffer];
-    const char *tn = cudag_type_name(b->type);
-    uses[m->buffer]++;
-    if (!tn || b->type == CUDAG_TYPE_PTR)
-        return; /* reported with the buffer */
-    if (m->count == 0)
-        fail(c, CUDAG_ERANGE, n->pos,
-             "node '%s': memset count is 0 (must be at least 1)", n->name);
-    else if (!range_ok(m->offset, m->count, b->count))
-        fail(c, CUDAG_ERANGE, n->pos,
-             "node '%s': memset of %llu element%s at offset %llu is outside "
-             "buffer '%s' (%llu element%s)",
-             n->name, (unsigned long long)m->count, plural(m->count),
-             (unsigned long long)m->offset, b->name,
-             (unsigned long long)b->count, plural(b->count));
-    cudag__pos vpos = pick(m->value_pos, n->pos);
-    switch (value_fits(b->type, m->value, true)) {
-    case FIT_NOT_INTEGER:
-        fail(c, CUDAG_ERANGE, vpos,
-             "node '%s': memset value %s is not an integer (buffer '%s' is "
-             "%s)",
-             n->name, fmt_num(num, m->value), b->name, tn);
-        return;
-    case FIT_RANGE:
-        fail(c, CUDAG_ERANGE, vpos,
-             "node '%s': memset value %s is out of range for %s (buffer '%s')",
-             n->name, fmt_num(num, m->value), tn, b->name);
-        return;
-    case FIT_NOT_FINITE:
-        fail(c, CUDAG_ERANGE, vpos,
-             "node '%s': memset value %s is not finite (buffer '%s' is %s)",
-             n->name, fmt_num(num, m->value), b->name, tn);
-        return;
-    case FIT_OK:
-        break;
-    }
-    /* CUDA memset nodes write 1-, 2- or 4-byte elements: an 8-byte element
-     * can only be set to a value whose two 32-bit halves are the same. */
-    if (cudag_type_size(b->type) == 8) {
-        uint64_t bits = pattern8(b->type, m->value);
-        if ((uint32_t)(bits >> 32) != (uint32_t)bits)
-            fail(c, CUDAG_ERANGE, vpos,
-                 "node '%s': memset value %s cannot be written into 8-byte "
-                 "elements (buffer '%s' is %s): CUDA memsets write 4-byte "
-                 "words, so the value's two 32-bit halves must be equal",
-                 n->name, fmt_num(num, m->value), b->name, tn);
-    }
-}
-
-static void check_memcpy(ctx *c, const cudag__node *n, uint32_t *uses)
-{
-    const cudag_graph *g = c->g;
-    const cudag__memcpy *m = &n->u.cpy;
-    if (m->dst >= g->nbuffers || m->src >= g->nbuffers) {
-        fail(c, CUDAG_EUNKNOWN, n->pos,
-             "node '%s' refers to buffer index %u, but the graph has %u "
-             "buffers",
-             n->name, m->dst >= g->nbuffers ? m->dst : m->src, g->nbuffers);
-        return;
-    }
-    const cudag__buffer *d = &g->buffers[m->dst], *s = &g->buffers[m->src];
-    uses[m->dst]++;
-    uses[m->src]++;
-    if (!cudag_type_name(d->type) || !cudag_type_name(s->type))
-        return; /* reported with the buffer */
-    size_t ds = cudag_type_size(d->type), ss = cudag_type_size(s->type);
-    if (ds != ss)
-        fail(c, CUDAG_ETYPE, n->pos,
-             "node '%s': memcpy from '%s' (%s, %zu bytes) to '%s' (%s, %zu "
-             "bytes): element sizes differ",
-             n->name, s->name, cudag_type_name(s->type), ss, d->name,
-             cudag_type_name(d->type), ds);
-    if (m->count == 0) {
-        fail(c, CUDAG_ERANGE, n->pos,
-             "node '%s': memcpy count is 0 (must be at least 1)", n->name);
-        return;
-    }
-    bool in = true;
-    if (!range_ok(m->src_offset, m->count, s->count)) {
-        fail(c, CUDAG_ERANGE, n->pos,
-             "node '%s': memcpy of %llu element%s at offset %llu is outside "
-             "source buffer '%s' (%llu element%s)",
-             n->name, (unsigned long long)m->count, plural(m->count),
-             (unsigned long long)m->src_offset, s->name,
-             (unsigned long long)s->count, plural(s->count));
-        in = false;
-    }
-    if (!range_ok(m->dst_offset, m->count, d->count)) {
-        fail(c, CUDAG_ERANGE, n->pos,
-             "node '%s': memcpy of %llu element%s at offset %llu is outside "
-             "destination buffer '%s' (%llu element%s)",
-             n->name, (unsigned long long)m->count, plural(m->count),
-             (unsigned long long)m->dst_offset, d->name,
-             (unsigned long long)d->count, plural(d->count));
-        in = false;
-    }
-    /* Both ranges are inside the buffer here, so the sums cannot wrap. */
-    if (in && m->dst == m->src && m->src_offset < m->dst_offset + m->count &&
-        m->dst_offset < m->src_offset + m->count)
-        fail(c, CUDAG_ERANGE, n->pos,
-             "node '%s': memcpy source and destination overlap in buffer "
-             "'%s' (%llu element%s from offset %llu to offset %llu)",
-             n->name, d->name, (unsigned long long)m->count, plural(m->count),
-             (unsigned long long)m->src_offset,
-             (unsigned long long)m->dst_offset);
-}
-
-static void check_nodes(ctx *c, uint32_t *uses)
-{
-    const cudag_graph *g = c->g;
-    for (uint32_t i = 0; i < g->nnodes && !full(c); i++) {
+    for (uint32_t i = 0; i < g->nnodes && !cudag__check_full(c); i++) {
         const cudag__node *n = &g->nodes[i];
-        switch (n->kind) {
-        case CUDAG_NODE_KERNEL:
-            check_kernel(c, n, uses);
-            break;
-        case CUDAG_NODE_MEMSET:
-            check_memset(c, n, uses);
-            break;
-        case CUDAG_NODE_MEMCPY:
-            check_memcpy(c, n, uses);
-            break;
-        default:
-            fail(c, CUDAG_EINVAL, n->pos, "node '%s' has an invalid kind %d",
-                 n->name, (int)n->kind);
-            break;
-        }
+        const cudag__kind_ops *k = cudag__kind(n->kind);
+        if (k)
+            k->check(c, n);
+        else
+            cudag__check_fail(c, CUDAG_EINVAL, n->pos,
+                              "node '%s' has an invalid kind %d", n->name,
+                              (int)n->kind);
     }
 }
 
@@ -686,12 +194,6 @@ static void sort_edges(const cudag_graph *g, const uint32_t *src, uint32_t m,
     }
 }
 
-const char *cudag__node_kind_name(cudag_node_kind k)
-{
-    return k == CUDAG_NODE_MEMSET ? "memset" : k == CUDAG_NODE_MEMCPY ? "memcpy"
-                                                                     : "kernel";
-}
-
 /* " (first written at file:line:col)" when the earlier edge has a position. */
 static const char *first_at(const cudag__edge *e, char *buf, size_t cap)
 {
@@ -702,58 +204,70 @@ static const char *first_at(const cudag__edge *e, char *buf, size_t cap)
     return buf;
 }
 
-static void report_edges(ctx *c, const uint32_t *dup)
+/* Both ends of a programmatic or launch-order edge must be of kinds that
+ * have the driver's kernel-node ports. */
+static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
+                           const cudag__node *f, const cudag__node *t)
+{
+    const cudag__kind_ops *fk = cudag__kind(f->kind),
+                          *tk = cudag__kind(t->kind);
+    bool fok = fk && fk->pdl_end, tok = tk && tk->pdl_end;
+    if (fok && tok)
+        return;
+    char which[600];
+    if (!fok && !tok)
+        snprintf(which, sizeof which, "'%s' is a %s node, '%s' is a %s node",
+                 f->name, cudag__node_kind_name(f->kind), t->name,
+                 cudag__node_kind_name(t->kind));
+    else
+        snprintf(which, sizeof which, "'%s' is a %s node",
+                 fok ? t->name : f->name,
+                 cudag__node_kind_name(fok ? t->kind : f->kind));
+    cudag__check_fail(c, CUDAG_EEDGE, e->pos,
+                      "%s edge %s -> %s: both ends must be kernel nodes (%s)",
+                      cudag_edge_kind_name(e->kind), f->name, t->name, which);
+}
+
+static void report_edges(cudag__checker *c, const uint32_t *dup)
 {
     const cudag_graph *g = c->g;
     char where[600];
-    for (uint32_t i = 0; i < g->nedges && !full(c); i++) {
+    for (uint32_t i = 0; i < g->nedges && !cudag__check_full(c); i++) {
         const cudag__edge *e = &g->edges[i];
         if (e->from >= g->nnodes || e->to >= g->nnodes) {
-            fail(c, CUDAG_EUNKNOWN, e->pos,
-                 "edge %u refers to node index %u, but the graph has %u nodes",
-                 i, e->from >= g->nnodes ? e->from : e->to, g->nnodes);
+            cudag__check_fail(
+                c, CUDAG_EUNKNOWN, e->pos,
+                "edge %u refers to node index %u, but the graph has %u nodes",
+                i, e->from >= g->nnodes ? e->from : e->to, g->nnodes);
             continue;
         }
         const cudag__node *f = &g->nodes[e->from], *t = &g->nodes[e->to];
         if (!cudag_edge_kind_name(e->kind)) {
-            fail(c, CUDAG_EEDGE, e->pos, "edge %s -> %s has an invalid kind %d",
-                 f->name, t->name, (int)e->kind);
+            cudag__check_fail(c, CUDAG_EEDGE, e->pos,
+                              "edge %s -> %s has an invalid kind %d", f->name,
+                              t->name, (int)e->kind);
             continue;
         }
         if (e->from == e->to) {
-            fail(c, CUDAG_EEDGE, e->pos, "node '%s' depends on itself",
-                 f->name);
+            cudag__check_fail(c, CUDAG_EEDGE, e->pos,
+                              "node '%s' depends on itself", f->name);
             continue;
         }
-        if (e->kind != CUDAG_EDGE_FULL &&
-            (f->kind != CUDAG_NODE_KERNEL || t->kind != CUDAG_NODE_KERNEL)) {
-            char which[600];
-            if (f->kind != CUDAG_NODE_KERNEL && t->kind != CUDAG_NODE_KERNEL)
-                snprintf(which, sizeof which,
-                         "'%s' is a %s node, '%s' is a %s node", f->name,
-                         cudag__node_kind_name(f->kind), t->name,
-                         cudag__node_kind_name(t->kind));
-            else if (f->kind != CUDAG_NODE_KERNEL)
-                snprintf(which, sizeof which, "'%s' is a %s node", f->name,
-                         cudag__node_kind_name(f->kind));
-            else
-                snprintf(which, sizeof which, "'%s' is a %s node", t->name,
-                         cudag__node_kind_name(t->kind));
-            fail(c, CUDAG_EEDGE, e->pos,
-                 "%s edge %s -> %s: both ends must be kernel nodes (%s)",
-                 cudag_edge_kind_name(e->kind), f->name, t->name, which);
-        }
+        if (e->kind != CUDAG_EDGE_FULL)
+            check_pdl_ends(c, e, f, t);
         if (dup[i] != CUDAG__NONE) {
             const cudag__edge *e0 = &g->edges[dup[i]];
             if (e0->kind == e->kind)
-                fail(c, CUDAG_EEDGE, e->pos, "duplicate edge %s -> %s%s",
-                     f->name, t->name, first_at(e0, where, sizeof where));
+                cudag__check_fail(c, CUDAG_EEDGE, e->pos,
+                                  "duplicate edge %s -> %s%s", f->name, t->name,
+                                  first_at(e0, where, sizeof where));
             else
-                fail(c, CUDAG_EEDGE, e->pos,
-                     "conflicting edges %s -> %s: %s and %s%s", f->name,
-                     t->name, cudag_edge_kind_name(e0->kind),
-                     cudag_edge_kind_name(e->kind),
-                     first_at(e0, where, sizeof where));
+                cudag__check_fail(c, CUDAG_EEDGE, e->pos,
+                                  "conflicting edges %s -> %s: %s and %s%s",
+                                  f->name, t->name,
+                                  cudag_edge_kind_name(e0->kind),
+                                  cudag_edge_kind_name(e->kind),
+                                  first_at(e0, where, sizeof where));
         }
     }
 }
@@ -858,9 +372,9 @@ static void cycle_text(const cudag_graph *g, const uint32_t *path, uint32_t len,
  * back to it, which is printed starting there and reported at the edge that
  * closes it.  O(N + E).  Returns false on OOM.
  */
-static bool report_cycles(ctx *c, const cudag__topo *t, const uint32_t *indeg,
-                          uint32_t *stk, uint32_t *cs_node, uint32_t *cs_it,
-                          work *w)
+static bool report_cycles(cudag__checker *c, const cudag__topo *t,
+                          const uint32_t *indeg, uint32_t *stk,
+                          uint32_t *cs_node, uint32_t *cs_it, work *w)
 {
     const cudag_graph *g = c->g;
     uint32_t n = g->nnodes;
@@ -874,7 +388,7 @@ static bool report_cycles(ctx *c, const cudag__topo *t, const uint32_t *indeg,
     uint32_t counter = 0, nstk = 0, ncomp = 0;
     char text[800];
 
-    for (uint32_t r = 0; r < n && !full(c); r++) {
+    for (uint32_t r = 0; r < n && !cudag__check_full(c); r++) {
         if (indeg[r] == 0 || idx[r] != CUDAG__NONE)
             continue;
         uint32_t depth = 0;
@@ -882,7 +396,7 @@ static bool report_cycles(ctx *c, const cudag__topo *t, const uint32_t *indeg,
         stk[nstk++] = r;
         cs_node[depth] = r;
         cs_it[depth++] = t->out_start[r];
-        while (depth > 0 && !full(c)) {
+        while (depth > 0 && !cudag__check_full(c)) {
             uint32_t v = cs_node[depth - 1];
             if (cs_it[depth - 1] < t->out_start[v + 1]) {
                 uint32_t x = g->edges[t->out_edge[cs_it[depth - 1]++]].to;
@@ -919,7 +433,8 @@ static bool report_cycles(ctx *c, const cudag__topo *t, const uint32_t *indeg,
             queue[tail++] = s;
             while (head < tail && last == CUDAG__NONE) {
                 uint32_t u = queue[head++];
-                for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
+                for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1];
+                     j++) {
                     const cudag__edge *e = &g->edges[t->out_edge[j]];
                     if (comp[e->to] != id || e->to == u)
                         continue;
@@ -947,8 +462,8 @@ static bool report_cycles(ctx *c, const cudag__topo *t, const uint32_t *indeg,
                     break;
             }
             cycle_text(g, queue, len, text, sizeof text);
-            fail(c, CUDAG_ECYCLE, g->edges[closing].pos, "dependency cycle: %s",
-                 text);
+            cudag__check_fail(c, CUDAG_ECYCLE, g->edges[closing].pos,
+                              "dependency cycle: %s", text);
         }
     }
     return true;
@@ -959,7 +474,7 @@ static bool report_cycles(ctx *c, const cudag__topo *t, const uint32_t *indeg,
  * computes the topological order and levels into *t.  Returns false on OOM
  * (everything in *t and *w is then the caller's to free).
  */
-static bool check_graph(ctx *c, cudag__topo *t, work *w)
+static bool check_graph(cudag__checker *c, cudag__topo *t, work *w)
 {
     const cudag_graph *g = c->g;
     uint32_t n = g->nnodes, m = 0;
@@ -997,7 +512,7 @@ static bool check_graph(ctx *c, cudag__topo *t, work *w)
                 w->dup[e] = w->dup[p] == CUDAG__NONE ? p : w->dup[p];
         }
     report_edges(c, w->dup);
-    if (full(c))
+    if (cudag__check_full(c))
         return true;
 
     /* Kahn's algorithm, always taking the lowest-index ready node, so the
@@ -1038,32 +553,33 @@ static bool check_graph(ctx *c, cudag__topo *t, work *w)
 
 int cudag__check(cudag_graph *g, cudag__diag *d)
 {
-    ctx c = {g, d, CUDAG_OK, false};
+    cudag__checker c = {g, d, CUDAG_OK, false, NULL};
     cudag__topo t;
     work w;
     memset(&t, 0, sizeof t);
     memset(&w, 0, sizeof w);
     uint32_t *uses = cudag__calloc((size_t)g->nbuffers + 1, sizeof *uses);
+    c.uses = uses;
     if (!uses)
         goto oom;
 
     check_sigs(&c);
-    if (!full(&c))
+    if (!cudag__check_full(&c))
         check_buffers(&c);
-    if (!full(&c))
-        check_nodes(&c, uses);
-    if (!full(&c) && !check_graph(&c, &t, &w))
+    if (!cudag__check_full(&c))
+        check_nodes(&c);
+    if (!cudag__check_full(&c) && !check_graph(&c, &t, &w))
         goto oom;
-    for (uint32_t i = 0; i < g->nbuffers && !full(&c); i++)
+    for (uint32_t i = 0; i < g->nbuffers && !cudag__check_full(&c); i++)
         if (uses[i] == 0)
-            warn(&c, CUDAG_ECHECK, g->buffers[i].pos,
-                 "buffer '%s' is never used", g->buffers[i].name);
+            cudag__check_warn(&c, CUDAG_ECHECK, g->buffers[i].pos,
+                              "buffer '%s' is never used", g->buffers[i].name);
     work_free(&w);
 
     /* A graph that already passed has this very topology (the check is
      * deterministic and any change un-checks it), so it is left alone: then
      * several threads may check a checked graph at once, reading only. */
-    if (c.first == CUDAG_OK && !full(&c) && !g->checked) {
+    if (c.first == CUDAG_OK && !cudag__check_full(&c) && !g->checked) {
         for (uint32_t i = 0; i < g->nbuffers; i++)
             g->buffers[i].uses = uses[i];
         g->topo = t;
@@ -1084,6 +600,17 @@ oom:
     work_free(&w);
     cudag__topo_free(&t);
     cudag__free(uses);
-    return fail(&c, CUDAG_ENOMEM, CUDAG__NOPOS,
-                "out of memory checking graph '%s'", g->name);
+    return cudag__check_fail(&c, CUDAG_ENOMEM, CUDAG__NOPOS,
+                             "out of memory checking graph '%s'", g->name);
+}
+
+int cudag_check(cudag_graph *g, const cudag_options *opts, cudag_error *err)
+{
+    cudag__diag d;
+    cudag__diag_init(&d, opts, err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_check: graph is NULL");
+    cudag__check(g, &d);
+    return cudag__diag_finish(&d);
 }

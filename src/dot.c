@@ -1,95 +1,12 @@
 /* dot.c — a checked graph as Graphviz DOT: one box per node with its kernel,
  * grid and block, edges styled by kind, the critical path in red, repetition
- * groups as nested clusters, and a legend.  Also the growable text buffer
- * the DOT and plan writers share (check.h). */
-#include "check.h"
+ * groups as nested clusters, and a legend.  Each node kind draws its own
+ * label and shape (kind.h). */
+#include "kind.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- text buffer ---------------------------------------------------------- */
-
-static bool sb_reserve(cudag__sb *b, size_t more)
-{
-    if (b->oom)
-        return false;
-    if (more < b->cap - b->len)
-        return true;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (more >= cap - b->len) {
-        if (cap > SIZE_MAX / 2) {
-            b->oom = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    char *p = cudag__realloc(b->p, cap);
-    if (!p) {
-        b->oom = true;
-        return false;
-    }
-    b->p = p;
-    b->cap = cap;
-    return true;
-}
-
-void cudag__sb_puts(cudag__sb *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (!sb_reserve(b, n))
-        return;
-    memcpy(b->p + b->len, s, n + 1);
-    b->len += n;
-}
-
-void cudag__sb_printf(cudag__sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    if (!sb_reserve(b, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-void cudag__sb_dot_escape(cudag__sb *b, const char *s)
-{
-    char tmp[2] = {0, 0};
-    for (; *s; s++) {
-        if (*s == '"')
-            cudag__sb_puts(b, "\\\"");
-        else if (*s == '\\')
-            cudag__sb_puts(b, "\\\\");
-        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            continue;
-        else {
-            tmp[0] = *s;
-            cudag__sb_puts(b, tmp);
-        }
-    }
-}
-
-char *cudag__sb_finish(cudag__sb *b)
-{
-    char *p = NULL;
-    if (b->oom || !sb_reserve(b, 0)) {
-        cudag__free(b->p);
-    } else {
-        p = b->p;
-        p[b->len] = '\0';  /* text may never have been appended */
-    }
-    memset(b, 0, sizeof *b);
-    return p;
-}
 
 /* ---- DOT ---------------------------------------------------------------- */
 
@@ -104,65 +21,22 @@ static const char *const edge_style[3] = {
 
 #define CRITICAL_ATTRS "color=red, penwidth=2.5"
 
-/* "64", "64x2" or "64x2x3": trailing 1s left out. */
-static void put_dim(cudag__sb *b, const int64_t d[3])
-{
-    if (d[2] != 1)
-        cudag__sb_printf(b, "%lldx%lldx%lld", (long long)d[0], (long long)d[1],
-                         (long long)d[2]);
-    else if (d[1] != 1)
-        cudag__sb_printf(b, "%lldx%lld", (long long)d[0], (long long)d[1]);
-    else
-        cudag__sb_printf(b, "%lld", (long long)d[0]);
-}
+/* A node whose kind gives no shape is drawn as the graph's default node. */
+#define DEFAULT_SHAPE "shape=box, style=rounded"
 
 static void put_node(cudag__sb *b, const cudag_graph *g, uint32_t i,
                      bool critical)
 {
     const cudag__node *n = &g->nodes[i];
+    const cudag__kind_ops *k = cudag__kind(n->kind);
     cudag__sb_printf(b, "  n%u [label=\"", i);
     cudag__sb_dot_escape(b, n->name);
     cudag__sb_puts(b, "\\n");
-    const char *shape = "";
-    switch (n->kind) {
-    case CUDAG_NODE_KERNEL: {
-        const cudag__kernel *k = &n->u.k;
-        cudag__sb_dot_escape(b, g->sigs[k->sig].name);
-        cudag__sb_puts(b, "\\ngrid ");
-        put_dim(b, k->grid);
-        cudag__sb_puts(b, "  block ");
-        put_dim(b, k->block);
-        if (k->smem)
-            cudag__sb_printf(b, "\\nsmem %lld", (long long)k->smem);
-        cudag__sb_puts(b, "\"");
-        break;
-    }
-    case CUDAG_NODE_MEMSET: {
-        const cudag__memset *m = &n->u.set;
-        cudag__sb_puts(b, "memset ");
-        cudag__sb_dot_escape(b, g->buffers[m->buffer].name);
-        cudag__sb_printf(b, "[%llu..%llu) = %g\"",
-                         (unsigned long long)m->offset,
-                         (unsigned long long)(m->offset + m->count), m->value);
-        shape = ", shape=parallelogram, style=filled, fillcolor=lightyellow";
-        break;
-    }
-    case CUDAG_NODE_MEMCPY: {
-        const cudag__memcpy *m = &n->u.cpy;
-        cudag__sb_puts(b, "memcpy ");
-        cudag__sb_dot_escape(b, g->buffers[m->src].name);
-        cudag__sb_printf(b, "[%llu..%llu) -> ",
-                         (unsigned long long)m->src_offset,
-                         (unsigned long long)(m->src_offset + m->count));
-        cudag__sb_dot_escape(b, g->buffers[m->dst].name);
-        cudag__sb_printf(b, "[%llu..%llu)\"",
-                         (unsigned long long)m->dst_offset,
-                         (unsigned long long)(m->dst_offset + m->count));
-        shape = ", shape=cds, style=filled, fillcolor=lightcyan";
-        break;
-    }
-    }
-    cudag__sb_printf(b, "%s%s];\n", shape, critical ? ", " CRITICAL_ATTRS : "");
+    if (k)
+        k->dot_label(b, g, n);
+    cudag__sb_puts(b, "\"");
+    cudag__sb_printf(b, "%s%s];\n", k && k->dot_shape ? k->dot_shape : "",
+                     critical ? ", " CRITICAL_ATTRS : "");
 }
 
 /*
@@ -289,14 +163,15 @@ static void put_legend(cudag__sb *b, bool critical)
     cudag__sb_printf(b, "    legend_a1 -> legend_b1 [%s];\n", edge_style[1]);
     cudag__sb_puts(b,
         "    legend_a0 -> legend_b0 [label=\"full\"];\n"
-        "    node [fontsize=9, width=0.75];\n"
-        "    legend_memcpy [label=\"memcpy\", shape=cds, style=filled, "
-        "fillcolor=lightcyan];\n"
-        "    legend_memset [label=\"memset\", shape=parallelogram, "
-        "style=filled, fillcolor=lightyellow];\n"
-        "    legend_kernel [label=\"kernel\\ngrid  block\", shape=box, "
-        "style=rounded];\n"
-        "  }\n");
+        "    node [fontsize=9, width=0.75];\n");
+    size_t nkinds;
+    const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+    for (size_t i = nkinds; i-- > 0;)
+        cudag__sb_printf(b, "    legend_%s [label=\"%s\"%s];\n", kinds[i]->name,
+                         kinds[i]->dot_legend,
+                         kinds[i]->dot_shape ? kinds[i]->dot_shape
+                                             : ", " DEFAULT_SHAPE);
+    cudag__sb_puts(b, "  }\n");
 }
 
 int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
@@ -339,8 +214,8 @@ int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
     cudag__sb_printf(&b,
                      "\\n%u nodes, %u edges, %u levels\", labelloc=t, "
                      "fontname=\"Helvetica\"];\n"
-                     "  node [fontname=\"Helvetica\", fontsize=10, shape=box, "
-                     "style=rounded];\n"
+                     "  node [fontname=\"Helvetica\", fontsize=10, "
+                     DEFAULT_SHAPE "];\n"
                      "  edge [fontname=\"Helvetica\", fontsize=9];\n",
                      g->nnodes, g->nedges, g->topo.depth);
     for (uint32_t i = 0; i < g->nnodes; i++)

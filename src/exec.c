@@ -1,7 +1,7 @@
 /* exec.c — instantiate and replay: device and context, buffers allocated
  * and initialised, the CUgraph built and instantiated, launches, host copies,
  * and updates between replays (arguments, buffers, variables). */
-#include "exec.h"
+#include "kind.h"
 #include "lower.h"
 
 #include <math.h>
@@ -231,8 +231,10 @@ static int open_device(cudag_exec *x, const cudag_exec_options *o,
         CUdevice_attribute a;
         const char *name;
     } attrs[] = {
-        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR"},
-        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR"},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+         "COMPUTE_CAPABILITY_MAJOR"},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+         "COMPUTE_CAPABILITY_MINOR"},
         {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
          "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"},
     };
@@ -448,7 +450,8 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
         cudag__free(x);
         NVTX_POP(o.flags);
         return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
-                              "out of memory instantiating graph '%s'", g->name);
+                              "out of memory instantiating graph '%s'",
+                              g->name);
     }
     x->orig = x->g = g;
     x->nbuffers = g->nbuffers;
@@ -568,17 +571,9 @@ int cudag_exec_sync(cudag_exec *x, cudag_error *err)
     return rc;
 }
 
-void *cudag_exec_stream(const cudag_exec *x) { return x ? x->gpu.stream : NULL; }
-
-static uint32_t find_buffer(const cudag_exec *x, const char *name,
-                            const char *fn, int *rc, cudag_error *err)
+void *cudag_exec_stream(const cudag_exec *x)
 {
-    uint32_t b = cudag__find_buffer(x->g, name);
-    if (b == CUDAG__NONE)
-        *rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
-                             "%s: graph '%s' has no buffer '%s'", fn,
-                             x->g->name, name ? name : "(null)");
-    return b;
+    return x ? x->gpu.stream : NULL;
 }
 
 int cudag_exec_buffer(const cudag_exec *x, const char *buffer, uint64_t *devptr,
@@ -589,7 +584,8 @@ int cudag_exec_buffer(const cudag_exec *x, const char *buffer, uint64_t *devptr,
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_exec_buffer: exec is NULL");
     int rc = CUDAG_OK;
-    uint32_t b = find_buffer(x, buffer, "cudag_exec_buffer", &rc, err);
+    uint32_t b =
+        cudag__need_buffer(x->g, buffer, "cudag_exec_buffer", &rc, err);
     if (rc != CUDAG_OK)
         return rc;
     if (devptr)
@@ -608,7 +604,7 @@ static int copy(cudag_exec *x, const char *buffer, void *host, size_t bytes,
     int rc = enter(x, fn, err);
     if (rc != CUDAG_OK)
         return rc;
-    uint32_t b = find_buffer(x, buffer, fn, &rc, err);
+    uint32_t b = cudag__need_buffer(x->g, buffer, fn, &rc, err);
     if (rc == CUDAG_OK && !host)
         rc = cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                             "%s: host pointer is NULL", fn);
@@ -663,20 +659,6 @@ int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st)
 
 /* ---- updates ------------------------------------------------------------- */
 
-/* Pushes kernel node n's current launch description to the exec. */
-static int push_kernel(cudag_exec *x, uint32_t n, cudag_error *err)
-{
-    CUDA_KERNEL_NODE_PARAMS p;
-    cudag__kernel_params(&x->launch.k[n], &p);
-    CUresult r = x->gpu.drv->cuGraphExecKernelNodeSetParams(
-        x->gexec, x->built.nodes[n], &p);
-    if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
-                              "cuGraphExecKernelNodeSetParams: node '%s'",
-                              x->g->nodes[n].name);
-    return CUDAG_OK;
-}
-
 int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,
                        const cudag_arg *arg, cudag_error *err)
 {
@@ -692,108 +674,25 @@ int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,
         goto out;
     }
     const cudag__node *nd = &g->nodes[n];
-    if (nd->kind != CUDAG_NODE_KERNEL) {
+    const cudag__kind_ops *k = cudag__kind(nd->kind);
+    if (!k || !k->set_arg) {
         rc = cudag__fail_at(err, CUDAG_EINVAL, nd->pos,
                             "cudag_exec_set_arg: node '%s' is not a kernel "
                             "node",
                             nd->name);
         goto out;
     }
-    const cudag__sig *sig = &g->sigs[nd->u.k.sig];
-    if (index >= sig->nparams || !arg) {
-        rc = cudag__fail_at(err, CUDAG_EARGS, nd->pos,
-                            "cudag_exec_set_arg: node '%s': %s (kernel '%s' "
-                            "takes %u)",
-                            nd->name,
-                            arg ? "argument index out of range"
-                                : "argument is NULL",
-                            sig->name, sig->nparams);
-        goto out;
-    }
-    cudag__arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = arg->kind;
-    a.pos = nd->pos;
-    a.offset = arg->offset;
-    a.i = arg->i;
-    a.f = arg->f;
-    if (arg->kind == CUDAG_ARG_BUFFER) {
-        a.buffer = find_buffer(x, arg->buffer, "cudag_exec_set_arg", &rc, err);
-        if (rc != CUDAG_OK)
-            goto out;
-    }
-    cudag__launch *L = &x->launch.k[n];
-    uint64_t slot;
-    rc = cudag__pack_arg(g, sig->types[index], &a, x->bufs, &slot, err);
-    if (rc != CUDAG_OK) {
-        cudag__error_prefix(err, nd->pos,
-                            "cudag_exec_set_arg: node '%s', argument %u ('%s')",
-                            nd->name, index, sig->pnames[index]);
-        goto out;
-    }
-    /* Commit only what the driver took. */
-    uint64_t old = L->vals[index], oldoff = L->poff[index];
-    uint32_t oldbuf = L->pbuf[index];
-    L->vals[index] = slot;
-    L->pbuf[index] = a.kind == CUDAG_ARG_BUFFER ? a.buffer : CUDAG__NONE;
-    L->poff[index] = a.kind == CUDAG_ARG_BUFFER ? a.offset : 0;
-    rc = push_kernel(x, n, err);
-    if (rc != CUDAG_OK) {
-        L->vals[index] = old;
-        L->pbuf[index] = oldbuf;
-        L->poff[index] = oldoff;
-    }
+    rc = k->set_arg(x, n, index, arg, err);
 out:
     cudag__exec_leave(x);
     return rc;
 }
 
-/* Re-points node n at the current buffer pointers.  Kernel nodes get the
- * parameters that refer to buffer b rewritten first. */
+/* Re-points node n at the current buffer pointers after buffer b moved. */
 static int repoint(cudag_exec *x, uint32_t n, uint32_t b, cudag_error *err)
 {
-    const cudag_graph *g = x->g;
-    const cudag__node *nd = &g->nodes[n];
-    const cudag__drv *d = x->gpu.drv;
-    CUresult r = CUDA_SUCCESS;
-    const char *call = NULL;
-    switch (nd->kind) {
-    case CUDAG_NODE_KERNEL: {
-        cudag__launch *L = &x->launch.k[n];
-        bool uses = false;
-        for (uint32_t i = 0; i < L->nparams; i++)
-            if (L->pbuf[i] == b) {
-                size_t es = cudag_type_size(g->buffers[b].type);
-                L->vals[i] = x->bufs[b] + L->poff[i] * es;
-                uses = true;
-            }
-        return uses ? push_kernel(x, n, err) : CUDAG_OK;
-    }
-    case CUDAG_NODE_MEMSET: {
-        if (nd->u.set.buffer != b)
-            return CUDAG_OK;
-        CUDA_MEMSET_NODE_PARAMS p;
-        cudag__memset_params(g, nd, x->bufs, &p);
-        call = "cuGraphExecMemsetNodeSetParams";
-        r = d->cuGraphExecMemsetNodeSetParams(x->gexec, x->built.nodes[n], &p,
-                                              x->gpu.ctx);
-        break;
-    }
-    case CUDAG_NODE_MEMCPY: {
-        if (nd->u.cpy.src != b && nd->u.cpy.dst != b)
-            return CUDAG_OK;
-        CUDA_MEMCPY3D p;
-        cudag__memcpy_params(g, nd, x->bufs, &p);
-        call = "cuGraphExecMemcpyNodeSetParams";
-        r = d->cuGraphExecMemcpyNodeSetParams(x->gexec, x->built.nodes[n], &p,
-                                              x->gpu.ctx);
-        break;
-    }
-    }
-    if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, nd->pos, "%s: node '%s'", call,
-                              nd->name);
-    return CUDAG_OK;
+    const cudag__kind_ops *k = cudag__kind(x->g->nodes[n].kind);
+    return k ? k->repoint(x, n, b, err) : CUDAG_OK;
 }
 
 int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
@@ -802,7 +701,8 @@ int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
     int rc = enter(x, "cudag_exec_rebind_buffer", err);
     if (rc != CUDAG_OK)
         return rc;
-    uint32_t b = find_buffer(x, buffer, "cudag_exec_rebind_buffer", &rc, err);
+    uint32_t b =
+        cudag__need_buffer(x->g, buffer, "cudag_exec_rebind_buffer", &rc, err);
     if (rc == CUDAG_OK && devptr == 0)
         rc = cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                             "cudag_exec_rebind_buffer: buffer '%s': cannot "
@@ -903,15 +803,17 @@ static int same_resources(const cudag_exec *x, const cudag_graph *ng,
                                   "instantiate the graph again",
                                   setting, ng->modules[m].name);
     /* A kernel the old graph never launched has no code loaded. */
-    for (uint32_t n = 0; n < ng->nnodes; n++)
-        if (ng->nodes[n].kind == CUDAG_NODE_KERNEL &&
-            !x->code.funcs[ng->nodes[n].u.k.sig])
+    for (uint32_t n = 0; n < ng->nnodes; n++) {
+        const cudag__kind_ops *k = cudag__kind(ng->nodes[n].kind);
+        cudag__pos at;
+        uint32_t s = k && k->code ? k->code(&ng->nodes[n], &at) : CUDAG__NONE;
+        if (s != CUDAG__NONE && !x->code.funcs[s])
             return cudag__fail_at(err, CUDAG_ENOTSUP, ng->nodes[n].pos,
                                   "setting %s makes node '%s' launch kernel "
                                   "'%s', which the instantiated graph does not "
                                   "use; instantiate the graph again",
-                                  setting, ng->nodes[n].name,
-                                  ng->sigs[ng->nodes[n].u.k.sig].name);
+                                  setting, ng->nodes[n].name, ng->sigs[s].name);
+    }
     return CUDAG_OK;
 }
 

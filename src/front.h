@@ -1,5 +1,6 @@
-/* front.h — what lower.c and nodes.c share while turning document trees into
- * IR.  Nothing outside the YAML front end includes this. */
+/* front.h — what the YAML front end's files (lower.c, nodes.c and the node
+ * kinds' YAML readers) share while turning document trees into IR; the
+ * shared helpers are in front.c, below all of them. */
 #ifndef CUDAG_FRONT_H
 #define CUDAG_FRONT_H
 
@@ -7,21 +8,7 @@
 #include "lower.h"
 #include "parse.h"
 
-/* One parsed file, in lowering order: a file's includes come before it. */
-typedef struct cudag__file {
-    const char *path;           /* as shown in positions */
-    const char *dir;            /* where its relative paths start */
-    const char *real;           /* canonical path: include-once, cycles */
-    const cudag__doc *root;     /* NULL for an empty file */
-} cudag__file;
-
-struct cudag__source {
-    cudag__arena arena;         /* texts, trees, paths: everything below */
-    cudag__file *files;
-    uint32_t nfiles, cfiles;
-    const char **defines;       /* NULL-terminated copies of the options' */
-    unsigned flags;
-};
+#include <stddef.h>
 
 /* A -D define, matched against the variables as they are lowered. */
 typedef struct cudag__define {
@@ -70,6 +57,8 @@ typedef struct cudag__lower {
     unsigned big_searches;
 } cudag__lower;
 
+/* ---- front.c ----------------------------------------------------------- */
+
 /* Reports an error at pos; returns its code (for one-line failures). */
 int cudag__lerr(cudag__lower *lw, int code, cudag__pos pos, const char *fmt,
                 ...) CUDAG__PRINTF(4, 5);
@@ -95,8 +84,71 @@ int cudag__eval(cudag__lower *lw, const cudag__doc *n,
  * Returns true and sets *out if s is one. */
 bool cudag__parse_float(const char *s, size_t len, double *out);
 
-/* The second half of lowering, in nodes.c: the `nodes` and `edges` sections
- * of every file. */
+/* [A-Za-z0-9_]. */
+bool cudag__is_alnum(char c);
+
+/* The index of the first character at or after i in s[0..len) that is not a
+ * space or tab. */
+size_t cudag__skip_ws(const char *s, size_t i, size_t len);
+
+/* The end of the name starting at s[i] (i itself when none starts there). */
+size_t cudag__ident_end(const char *s, size_t i, size_t len);
+
+/* Of names[0..n), the likely typo of word, or NULL (cudag__suggest). */
+const char *cudag__suggest_from(const char *word, const char *const *names,
+                                size_t n);
+
+/* A suggestion among the names of one namespace (an array of structs whose
+ * name is at name_off), gathered on the error path only; a large namespace
+ * is searched for the first few errors only.  NULL when none. */
+const char *cudag__suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
+                              size_t stride, size_t name_off,
+                              const char *word);
+
+#define CUDAG__SUGGEST(lw, arr, n, T, word)                                    \
+    cudag__suggest_in((lw), (lw)->g->arr, (lw)->g->n, sizeof(T),               \
+                      offsetof(T, name), (word))
+#define cudag__suggest_node(lw, w)                                             \
+    CUDAG__SUGGEST(lw, nodes, nnodes, cudag__node, w)
+#define cudag__suggest_buffer(lw, w)                                           \
+    CUDAG__SUGGEST(lw, buffers, nbuffers, cudag__buffer, w)
+#define cudag__suggest_sig(lw, w) CUDAG__SUGGEST(lw, sigs, nsigs, cudag__sig, w)
+
+/* The three printf arguments of " (did you mean 'X'?)", or of nothing when
+ * best is NULL, for a "%s%s%s". */
+#define CUDAG__DYM(best)                                                       \
+    (best) ? " (did you mean '" : "", (best) ? (best) : "",                    \
+        (best) ? "'?)" : ""
+
+/* "buf", "buf + expr" or "buf+expr": a buffer and an element offset.
+ * Returns false (nothing reported) when the text does not start with a
+ * buffer name; otherwise true, with *rc the status of the offset (reported
+ * when it is bad). */
+bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
+                       const cudag__binding *env, uint32_t *buf,
+                       uint64_t *offset, int *rc);
+
+/* The name at the start of scalar v's text (after spaces), cut to
+ * CUDAG__MAX_NAME bytes, into name[]; returns its length (0 for none) and
+ * sets *at to where it starts. */
+size_t cudag__leading_name(const cudag__doc *v, char name[CUDAG__MAX_NAME + 1],
+                           size_t *at);
+
+/* The target of a memset or memcpy (`what` is the key: "memset", "from"):
+ * BUF [+ OFF].  Returns false after reporting what is wrong. */
+bool cudag__buffer_target(cudag__lower *lw, const cudag__doc *v,
+                          const cudag__binding *env, const char *what,
+                          uint32_t *buf, uint64_t *off);
+
+/* A node's `count` (at least 1), or dflt when count is NULL or wrong (then
+ * reported). */
+void cudag__lower_count(cudag__lower *lw, const cudag__pending *p,
+                        const cudag__doc *count, uint64_t dflt, uint64_t *out);
+
+/* ---- nodes.c ----------------------------------------------------------- */
+
+/* The second half of lowering: the `nodes` and `edges` sections of every
+ * file. */
 int cudag__lower_nodes(cudag__lower *lw);
 
 #endif /* CUDAG_FRONT_H */

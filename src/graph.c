@@ -2,7 +2,7 @@
  * (shared by the YAML front end and the C builder API), lookups, and the
  * introspection functions of the public API. */
 #include "ir.h"
-#include "lower.h"
+#include "parse.h"
 
 #include <math.h>
 #include <string.h>
@@ -95,9 +95,10 @@ static int add_named(cudag_graph *g, void **data, uint32_t *len, uint32_t *cap,
             (const cudag__pos *)((const char *)*data + (size_t)prev * elem +
                                  pos_off);
         if (pp->file && pp->line)
-            return cudag__fail_at(err, CUDAG_EDUP, pos,
-                                  "duplicate %s '%s' (first defined at %s:%u:%u)",
-                                  what, name, pp->file, pp->line, pp->col);
+            return cudag__fail_at(
+                err, CUDAG_EDUP, pos,
+                "duplicate %s '%s' (first defined at %s:%u:%u)", what, name,
+                pp->file, pp->line, pp->col);
         return cudag__fail_at(err, CUDAG_EDUP, pos, "duplicate %s '%s'", what,
                               name);
     }
@@ -338,16 +339,18 @@ int cudag_add_signature(cudag_graph *g, const char *name, const char *module,
     if (symbol && !*symbol)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "kernel '%s': empty symbol", name);
-    cudag_type *types = cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *types);
-    const char **names = cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *names);
+    cudag_type *types =
+        cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *types);
+    const char **names =
+        cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *names);
     const char *sym = cudag__arena_strdup(&g->arena, symbol ? symbol : name);
     if (!types || !names || !sym)
         return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
     for (size_t i = 0; i < nparams; i++) {
         if (!cudag_type_name(params[i].type))
-            return cudag__fail_at(err, CUDAG_ETYPE, CUDAG__NOPOS,
-                                  "kernel '%s': parameter %zu has an invalid type",
-                                  name, i);
+            return cudag__fail_at(
+                err, CUDAG_ETYPE, CUDAG__NOPOS,
+                "kernel '%s': parameter %zu has an invalid type", name, i);
         types[i] = params[i].type;
         names[i] = params[i].name
                        ? cudag__arena_strdup(&g->arena, params[i].name)
@@ -378,7 +381,8 @@ int cudag_add_buffer(cudag_graph *g, const char *name, cudag_type type,
     if (type == CUDAG_TYPE_PTR || !cudag_type_name(type))
         return cudag__fail_at(err, CUDAG_ETYPE, CUDAG__NOPOS,
                               "buffer '%s': invalid element type", name);
-    if (init && (init->kind < CUDAG_INIT_NONE || init->kind > CUDAG_INIT_RANDOM))
+    if (init &&
+        (init->kind < CUDAG_INIT_NONE || init->kind > CUDAG_INIT_RANDOM))
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "buffer '%s': invalid init kind", name);
     cudag__buffer *b;
@@ -392,8 +396,8 @@ int cudag_add_buffer(cudag_graph *g, const char *name, cudag_type type,
     return CUDAG_OK;
 }
 
-static int start_node(cudag_graph *g, const char *name, const char *fn,
-                      cudag_error *err)
+int cudag__builder_start(cudag_graph *g, const char *name, const char *fn,
+                         cudag_error *err)
 {
     cudag__error_clear(err);
     if (!g)
@@ -406,8 +410,8 @@ static int start_node(cudag_graph *g, const char *name, const char *fn,
     return CUDAG_OK;
 }
 
-static uint32_t need_buffer(cudag_graph *g, const char *node, const char *buf,
-                            int *rc, cudag_error *err)
+uint32_t cudag__builder_buffer(cudag_graph *g, const char *node,
+                               const char *buf, int *rc, cudag_error *err)
 {
     uint32_t b = cudag__find_buffer(g, buf);
     if (b == CUDAG__NONE)
@@ -417,110 +421,15 @@ static uint32_t need_buffer(cudag_graph *g, const char *node, const char *buf,
     return b;
 }
 
-int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
-                     cudag_dim3 grid, cudag_dim3 block, uint32_t shared_bytes,
-                     const cudag_arg *args, size_t nargs, cudag_error *err)
+uint32_t cudag__need_buffer(const cudag_graph *g, const char *name,
+                            const char *fn, int *rc, cudag_error *err)
 {
-    int rc = start_node(g, name, "cudag_add_kernel", err);
-    if (rc != CUDAG_OK)
-        return rc;
-    uint32_t sig = cudag__find_sig(g, signature);
-    if (sig == CUDAG__NONE)
-        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
-                              "node '%s': unknown kernel '%s'", name,
-                              signature ? signature : "(null)");
-    if (nargs > CUDAG__MAX_ARGS || (nargs && !args))
-        return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
-                              "node '%s': %zu arguments (at most %u)", name,
-                              nargs, CUDAG__MAX_ARGS);
-    cudag__arg *a = cudag__arena_alloc(&g->arena, (nargs + 1) * sizeof *a);
-    if (!a)
-        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
-    for (size_t i = 0; i < nargs; i++) {
-        a[i].kind = args[i].kind;
-        switch (args[i].kind) {
-        case CUDAG_ARG_BUFFER:
-            a[i].buffer = need_buffer(g, name, args[i].buffer, &rc, err);
-            if (rc != CUDAG_OK)
-                return rc;
-            a[i].offset = args[i].offset;
-            break;
-        case CUDAG_ARG_INT:
-            a[i].i = args[i].i;
-            break;
-        case CUDAG_ARG_FLOAT:
-            a[i].f = args[i].f;
-            break;
-        case CUDAG_ARG_NULL:
-            break;
-        default:
-            return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                                  "node '%s': argument %zu has an invalid kind",
-                                  name, i);
-        }
-    }
-    cudag__node *n;
-    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
-    if (rc != CUDAG_OK)
-        return rc;
-    n->kind = CUDAG_NODE_KERNEL;
-    n->u.k.sig = sig;
-    n->u.k.grid[0] = grid.x;
-    n->u.k.grid[1] = grid.y;
-    n->u.k.grid[2] = grid.z;
-    n->u.k.block[0] = block.x;
-    n->u.k.block[1] = block.y;
-    n->u.k.block[2] = block.z;
-    n->u.k.smem = shared_bytes;
-    n->u.k.nargs = (uint32_t)nargs;
-    n->u.k.args = a;
-    return CUDAG_OK;
-}
-
-int cudag_add_memset(cudag_graph *g, const char *name, const char *buffer,
-                     uint64_t offset, uint64_t count, double value,
-                     cudag_error *err)
-{
-    int rc = start_node(g, name, "cudag_add_memset", err);
-    if (rc != CUDAG_OK)
-        return rc;
-    uint32_t b = need_buffer(g, name, buffer, &rc, err);
-    if (rc != CUDAG_OK)
-        return rc;
-    cudag__node *n;
-    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
-    if (rc != CUDAG_OK)
-        return rc;
-    n->kind = CUDAG_NODE_MEMSET;
-    n->u.set.buffer = b;
-    n->u.set.offset = offset;
-    n->u.set.count = count;
-    n->u.set.value = value;
-    return CUDAG_OK;
-}
-
-int cudag_add_memcpy(cudag_graph *g, const char *name, const char *dst,
-                     uint64_t dst_offset, const char *src, uint64_t src_offset,
-                     uint64_t count, cudag_error *err)
-{
-    int rc = start_node(g, name, "cudag_add_memcpy", err);
-    if (rc != CUDAG_OK)
-        return rc;
-    uint32_t d = need_buffer(g, name, dst, &rc, err);
-    uint32_t s = rc == CUDAG_OK ? need_buffer(g, name, src, &rc, err) : 0;
-    if (rc != CUDAG_OK)
-        return rc;
-    cudag__node *n;
-    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
-    if (rc != CUDAG_OK)
-        return rc;
-    n->kind = CUDAG_NODE_MEMCPY;
-    n->u.cpy.dst = d;
-    n->u.cpy.src = s;
-    n->u.cpy.dst_offset = dst_offset;
-    n->u.cpy.src_offset = src_offset;
-    n->u.cpy.count = count;
-    return CUDAG_OK;
+    uint32_t b = cudag__find_buffer(g, name);
+    if (b == CUDAG__NONE)
+        *rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                             "%s: graph '%s' has no buffer '%s'", fn, g->name,
+                             name ? name : "(null)");
+    return b;
 }
 
 int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
@@ -532,7 +441,8 @@ int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
                               "cudag_add_edge: graph is NULL");
     if (!cudag_edge_kind_name(kind))
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                              "cudag_add_edge: invalid edge kind %d", (int)kind);
+                              "cudag_add_edge: invalid edge kind %d",
+                              (int)kind);
     uint32_t f = cudag__find_node(g, from), t = cudag__find_node(g, to);
     if (f == CUDAG__NONE || t == CUDAG__NONE)
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
@@ -541,17 +451,6 @@ int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
                               f == CUDAG__NONE ? (from ? from : "(null)")
                                                : (to ? to : "(null)"));
     return cudag__add_edge(g, f, t, kind, CUDAG__NOPOS, err);
-}
-
-int cudag_check(cudag_graph *g, const cudag_options *opts, cudag_error *err)
-{
-    cudag__diag d;
-    cudag__diag_init(&d, opts, err);
-    if (!g)
-        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                              "cudag_check: graph is NULL");
-    cudag__check(g, &d);
-    return cudag__diag_finish(&d);
 }
 
 int cudag_bind_buffer(cudag_graph *g, const char *buffer, uint64_t devptr,
@@ -564,32 +463,38 @@ int cudag_bind_buffer(cudag_graph *g, const char *buffer, uint64_t devptr,
     uint32_t b = cudag__find_buffer(g, buffer);
     if (b == CUDAG__NONE)
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
-                              "unknown buffer '%s'", buffer ? buffer : "(null)");
+                              "unknown buffer '%s'",
+                              buffer ? buffer : "(null)");
     if (devptr == 0)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                              "buffer '%s': cannot bind a null pointer", buffer);
+                              "buffer '%s': cannot bind a null pointer",
+                              buffer);
     g->buffers[b].bound = devptr;
     return CUDAG_OK;
 }
 
 /* ---- introspection -------------------------------------------------------- */
 
-size_t cudag_graph_node_count(const cudag_graph *g) { return g ? g->nnodes : 0; }
-size_t cudag_graph_edge_count(const cudag_graph *g) { return g ? g->nedges : 0; }
+size_t cudag_graph_node_count(const cudag_graph *g)
+{
+    return g ? g->nnodes : 0;
+}
+size_t cudag_graph_edge_count(const cudag_graph *g)
+{
+    return g ? g->nedges : 0;
+}
 size_t cudag_graph_buffer_count(const cudag_graph *g)
 {
     return g ? g->nbuffers : 0;
 }
-const char *cudag_graph_name(const cudag_graph *g) { return g ? g->name : NULL; }
+const char *cudag_graph_name(const cudag_graph *g)
+{
+    return g ? g->name : NULL;
+}
 
 const char *cudag_graph_node_name(const cudag_graph *g, size_t i)
 {
     return g && i < g->nnodes ? g->nodes[i].name : NULL;
-}
-
-cudag_node_kind cudag_graph_node_kind(const cudag_graph *g, size_t i)
-{
-    return g && i < g->nnodes ? g->nodes[i].kind : CUDAG_NODE_KERNEL;
 }
 
 const char *cudag_graph_buffer_name(const cudag_graph *g, size_t i)

@@ -209,6 +209,21 @@ void cudag__graph_touch(cudag_graph *g);
  * to overflow; callers after the check may rely on it. */
 uint64_t cudag__buffer_bytes(const cudag__buffer *b);
 
+/* The builder API's common start of a cudag_add_<kind>(): clears err and
+ * refuses a NULL graph or an invalid node name, naming the public call fn. */
+int cudag__builder_start(cudag_graph *g, const char *name, const char *fn,
+                         cudag_error *err);
+
+/* The index of buffer `buf` that builder node `node` names, or CUDAG__NONE
+ * with *rc = CUDAG_EUNKNOWN reported through err. */
+uint32_t cudag__builder_buffer(cudag_graph *g, const char *node,
+                               const char *buf, int *rc, cudag_error *err);
+
+/* The index of buffer `name` for public call fn on graph g, or CUDAG__NONE
+ * with *rc = CUDAG_EUNKNOWN ("fn: graph 'G' has no buffer 'name'"). */
+uint32_t cudag__need_buffer(const cudag_graph *g, const char *name,
+                            const char *fn, int *rc, cudag_error *err);
+
 /* Parses a type name ("f32", "bf16", "ptr", …); CUDAG_TYPE_NONE if unknown. */
 cudag_type cudag__type_parse(const char *s, size_t n);
 

@@ -14,106 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- helpers shared with nodes.c ---------------------------------------- */
-
-int cudag__lerr(cudag__lower *lw, int code, cudag__pos pos, const char *fmt,
-                ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cudag__vreport(lw->d, CUDAG_SEV_ERROR, code, pos, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-static const char *type_word(cudag__doc_type t)
-{
-    return t == CUDAG__DOC_SCALAR ? "a scalar"
-           : t == CUDAG__DOC_SEQ  ? "a sequence"
-                                  : "a mapping";
-}
-
-bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
-                 const char *what)
-{
-    if (n->type == t)
-        return true;
-    cudag__lerr(lw, CUDAG_EKEY, n->pos, "%s must be %s, not %s", what,
-                type_word(t), cudag__doc_what(n));
-    return false;
-}
-
-unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
-                           const char *const *allowed, size_t n,
-                           const char *what)
-{
-    unsigned bad = 0;
-    for (uint32_t i = 0; i < map->n; i++) {
-        const cudag__doc *k = map->items[2 * i];
-        if (cudag__free_key(k))
-            continue;
-        size_t j = 0;
-        while (j < n && strcmp(allowed[j], k->str) != 0)
-            j++;
-        if (j < n)
-            continue;
-        bad++;
-        const char *best = cudag__suggest(k->str, allowed, n);
-        if (strchr(k->str, ')') && !strchr(k->str, '('))
-            cudag__lerr(lw, CUDAG_EKEY, k->pos,
-                        "unknown key '%s' in %s: a ',' inside {...} or [...] "
-                        "splits an expression; quote it (\"cdiv(N, 256)\") or "
-                        "use block style",
-                        k->str, what);
-        else if (best)
-            cudag__lerr(lw, CUDAG_EKEY, k->pos,
-                        "unknown key '%s' in %s (did you mean '%s'?)", k->str,
-                        what, best);
-        else
-            cudag__lerr(lw, CUDAG_EKEY, k->pos, "unknown key '%s' in %s",
-                        k->str, what);
-    }
-    return bad;
-}
-
-int cudag__eval(cudag__lower *lw, const cudag__doc *n,
-                const cudag__binding *env, int64_t *out)
-{
-    if (n->type != CUDAG__DOC_SCALAR)
-        return cudag__lerr(lw, CUDAG_EEXPR, n->pos,
-                           "expected an integer expression, not %s",
-                           cudag__doc_what(n));
-    cudag__scope sc = {lw->g, env};
-    return cudag__expr_eval(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
-                            lw->d, out);
-}
-
-bool cudag__parse_float(const char *s, size_t len, double *out)
-{
-    /* A float is a decimal number with a '.' or an exponent: "2" stays an
-     * integer expression, and hex or names are never floats. */
-    bool mark = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (c == '.' || c == 'e' || c == 'E')
-            mark = true;
-        else if (!((c >= '0' && c <= '9') || c == '-' || c == '+'))
-            return false;
-    }
-    if (!mark || len == 0 || len > 64)
-        return false;
-    char buf[65];
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (end != buf + len || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_bool(const cudag__doc *n, bool *out)
 {
     static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"};
@@ -127,11 +27,6 @@ static bool parse_bool(const cudag__doc *n, bool *out)
             return (*out = false), true;
     }
     return false;
-}
-
-bool cudag__free_key(const cudag__doc *k)
-{
-    return k->type == CUDAG__DOC_SCALAR && strncmp(k->str, "x-", 2) == 0;
 }
 
 static bool name_ok(cudag__lower *lw, const cudag__doc *k, const char *what)
@@ -236,7 +131,7 @@ static bool is_include_dir(const loader *ld, const char *dir)
 }
 
 /* Where an include names a file: next to the including file, then in each
- * include directory, then where the shipped kernels are (paths.c).  Sets
+ * include directory, then in the shipped kernels' directory (paths.c).  Sets
  * *out to the path found and returns CUDAG_OK, or reports every place
  * searched (or running out of memory) and returns the code. */
 static int find_include(loader *ld, const char *dir, const cudag__doc *item,
@@ -249,14 +144,13 @@ static int find_include(loader *ld, const char *dir, const cudag__doc *item,
      * anyway, so that the error says why. */
     if (p && (name[0] == '/' || access(p, F_OK) == 0))
         return (*out = p), CUDAG_OK;
-    const char *shipped[CUDAG__MAX_SHIPPED_DIRS];
-    size_t nshipped = p ? cudag__shipped_dirs(a, shipped) : 0;
+    const char *shipped = p ? cudag__shipped_dir(a) : NULL;
+    const char *const shipped_list[] = {shipped, NULL};
     char places[1024];
     size_t off = (size_t)snprintf(places, sizeof places, "%s", dir);
     for (size_t pass = 0; p && pass < 2; pass++) {
-        const char *const *list = pass ? shipped : ld->include_dirs;
-        size_t n = pass ? nshipped : SIZE_MAX;
-        for (size_t i = 0; i < n && list && list[i]; i++) {
+        const char *const *list = pass ? shipped_list : ld->include_dirs;
+        for (size_t i = 0; list && list[i]; i++) {
             if (pass && is_include_dir(ld, list[i]))
                 continue;
             const char *q = join(a, list[i], name);
@@ -395,15 +289,6 @@ static int load_tree(loader *ld, const char *shown, const char *text,
     f->real = real;
     f->root = root;
     return CUDAG_OK;
-}
-
-void cudag__source_free(cudag__source *s)
-{
-    if (!s)
-        return;
-    cudag__free(s->files);
-    cudag__arena_free(&s->arena);
-    cudag__free(s);
 }
 
 static const char **copy_list(cudag__arena *a, const char *const *list)

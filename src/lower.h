@@ -10,8 +10,6 @@
  * lowered again with other variable values (cudag_exec_set_var). */
 typedef struct cudag__source cudag__source;
 
-void cudag__source_free(cudag__source *s);
-
 /*
  * Loads a graph: reads `path` (or uses text/len when text is not NULL, with
  * `path` as its name), parses it and its includes, lowers to IR and, unless

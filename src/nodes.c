@@ -1,5 +1,6 @@
-/* nodes.c — the `nodes` and `edges` sections: repetition and groups, node
- * bodies (kernel, memset, memcpy), arguments, and references to other nodes.
+/* nodes.c — the `nodes` and `edges` sections: repetition and groups, which
+ * kind a node body is (each kind reads its own body: kind.h), `after`, and
+ * references to other nodes.
  *
  * Two passes: the first walks every file's `nodes` and creates each node
  * (so its full name is known), the second lowers each node's body, so that
@@ -9,35 +10,11 @@
  * are looked up in the writer's innermost group instance first, then outward
  * (docs/language.md, "Name lookup").
  */
-#include "front.h"
+#include "kind.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- small text helpers ---------------------------------------------------- */
-
-static bool is_alpha(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static bool is_alnum(char c) { return is_alpha(c) || (c >= '0' && c <= '9'); }
-
-static size_t skip_ws(const char *s, size_t i, size_t len)
-{
-    while (i < len && (s[i] == ' ' || s[i] == '\t'))
-        i++;
-    return i;
-}
-
-static size_t ident_end(const char *s, size_t i, size_t len)
-{
-    if (i >= len || !is_alpha(s[i]))
-        return i;
-    while (i < len && is_alnum(s[i]))
-        i++;
-    return i;
-}
 
 /* The index of the ']' matching the '[' at s[open], or len. */
 static size_t match_bracket(const char *s, size_t open, size_t len)
@@ -74,42 +51,6 @@ static size_t put_index(char *out, int64_t x)
     return k;
 }
 
-static const char *suggest_from(const char *word, const char *const *names,
-                                size_t n)
-{
-    return n ? cudag__suggest(word, names, n) : NULL;
-}
-
-/* A suggestion among the names of one namespace (an array of structs whose
- * name is at name_off), gathered on the error path only. */
-static const char *suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
-                              size_t stride, size_t name_off, const char *word)
-{
-    /* A repeated mistake in a 100 000-node graph would otherwise search
-     * every node once per report: the first few errors get the search. */
-    if (n > 4096 && lw->big_searches++ >= 4)
-        return NULL;
-    const char **names = cudag__malloc((n + 1) * sizeof *names);
-    if (!names)
-        return NULL;
-    for (uint32_t i = 0; i < n; i++)
-        names[i] = *(const char *const *)((const char *)arr + i * stride +
-                                          name_off);
-    const char *best = suggest_from(word, names, n);
-    cudag__free(names);
-    return best;
-}
-
-#define SUGGEST(lw, arr, n, T, word)                                            \
-    suggest_in((lw), (lw)->g->arr, (lw)->g->n, sizeof(T), offsetof(T, name),    \
-               (word))
-#define suggest_node(lw, w) SUGGEST(lw, nodes, nnodes, cudag__node, w)
-#define suggest_buffer(lw, w) SUGGEST(lw, buffers, nbuffers, cudag__buffer, w)
-#define suggest_sig(lw, w) SUGGEST(lw, sigs, nsigs, cudag__sig, w)
-
-#define DYM(best) (best) ? " (did you mean '" : "", (best) ? (best) : "", \
-                  (best) ? "'?)" : ""
-
 /* ---- pass 1: names, groups and repetition --------------------------------- */
 
 typedef struct repeat {
@@ -124,7 +65,7 @@ static int parse_key(cudag__lower *lw, const cudag__doc *k,
 {
     const char *s = k->str;
     size_t len = k->len;
-    size_t e = ident_end(s, 0, len);
+    size_t e = cudag__ident_end(s, 0, len);
     memset(r, 0, sizeof *r);
     *base_len = e;
     if (e > CUDAG__MAX_NAME)
@@ -140,11 +81,12 @@ static int parse_key(cudag__lower *lw, const cudag__doc *k,
                            "'%s' is not a valid node name (a repeated node "
                            "is written 'name[i in 0..N]')",
                            s);
-    size_t i = skip_ws(s, e + 1, len - 1);
-    size_t ve = ident_end(s, i, len - 1);
-    size_t in = skip_ws(s, ve, len - 1);
+    size_t i = cudag__skip_ws(s, e + 1, len - 1);
+    size_t ve = cudag__ident_end(s, i, len - 1);
+    size_t in = cudag__skip_ws(s, ve, len - 1);
     if (ve == i || ve - i > CUDAG__MAX_NAME || in + 2 > len - 1 ||
-        s[in] != 'i' || s[in + 1] != 'n' || (in + 2 < len - 1 && is_alnum(s[in + 2])))
+        s[in] != 'i' || s[in + 1] != 'n' ||
+        (in + 2 < len - 1 && cudag__is_alnum(s[in + 2])))
         return cudag__lerr(lw, CUDAG_EKEY, cudag__doc_pos_at(k, e + 1),
                            "a repetition is written '[VAR in A..B]' or "
                            "'[VAR in N]'");
@@ -193,33 +135,73 @@ static int parse_key(cudag__lower *lw, const cudag__doc *k,
     return CUDAG_OK;
 }
 
-static const char *const kernel_keys[] = {"kernel", "grid", "block", "smem",
-                                          "args", "after"};
-static const char *const memset_keys[] = {"memset", "value", "count", "after"};
-static const char *const memcpy_keys[] = {"memcpy", "from", "count", "after"};
-static const char *const any_node_keys[] = {
-    "kernel", "memset", "memcpy", "grid", "block", "smem",
-    "args", "after", "value", "from", "count"};
 #define NKEYS(a) (sizeof(a) / sizeof *(a))
+
+/* Every key a node body may have, each once: the kinds' names first, then
+ * their other keys in table order. */
+typedef struct node_keys {
+    const char *key[64];
+    size_t n, nnames;
+} node_keys;
+
+static void gather_keys(node_keys *nk)
+{
+    size_t nkinds;
+    const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+    nk->n = 0;
+    for (size_t i = 0; i < nkinds; i++)
+        nk->key[nk->n++] = kinds[i]->name;
+    nk->nnames = nk->n;
+    for (size_t i = 0; i < nkinds; i++)
+        for (size_t j = 0; j < kinds[i]->nkeys; j++) {
+            const char *k = kinds[i]->keys[j];
+            size_t m = 0;
+            while (m < nk->n && strcmp(nk->key[m], k) != 0)
+                m++;
+            if (m == nk->n && nk->n < NKEYS(nk->key))
+                nk->key[nk->n++] = k;
+        }
+}
+
+/* "'kernel', 'memset' or 'memcpy'" (quoted) or "kernel, memset or memcpy":
+ * the kinds' names joined for a message, the last pair by `conj`. */
+static const char *kind_names(char *buf, size_t cap, bool quoted,
+                              const char *conj)
+{
+    size_t nkinds, len = 0;
+    const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+    const char *q = quoted ? "'" : "";
+    buf[0] = '\0';
+    for (size_t i = 0; i < nkinds && len < cap; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < nkinds ? ", " : conj;
+        int n = snprintf(buf + len, cap - len, "%s%s%s%s", sep, q,
+                         kinds[i]->name, q);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+    }
+    return buf;
+}
 
 /* A mapping is a node when it says what it runs; it is a group when none of
  * its keys looks like a node's, so that a typo ("kernal:") gets a node error
  * with a suggestion rather than an odd group. */
-static bool looks_like_node(const cudag__doc *v)
+static bool looks_like_node(const node_keys *nk, const cudag__doc *v)
 {
     for (uint32_t i = 0; i < v->n; i++) {
         const char *k = v->items[2 * i]->str;
-        for (size_t j = 0; j < NKEYS(any_node_keys); j++)
-            if (strcmp(k, any_node_keys[j]) == 0)
+        for (size_t j = 0; j < nk->n; j++)
+            if (strcmp(k, nk->key[j]) == 0)
                 return true;
         if (v->items[2 * i + 1]->type == CUDAG__DOC_SCALAR &&
-            cudag__suggest(k, any_node_keys, 3))
+            cudag__suggest(k, nk->key, nk->nnames))
             return true;
     }
     return false;
 }
 
 typedef struct walk {
+    const node_keys *nk;
     unsigned rdepth;            /* repetitions around this level */
     uint64_t instances;         /* nodes and groups made, against the limit */
     uint64_t lowered;           /* YAML nodes the bodies will lower, copies
@@ -277,7 +259,7 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
         /* Copies of one repeated node share a group, so DOT draws them as
          * one cluster; copies of a repeated group are groups already. */
         uint32_t copies = group;
-        if (v->type == CUDAG__DOC_MAP && looks_like_node(v)) {
+        if (v->type == CUDAG__DOC_MAP && looks_like_node(w->nk, v)) {
             cudag_error e;
             if (cudag__add_group(lw->g, base, group, &copies, &e) != CUDAG_OK) {
                 cudag__lerr(lw, e.code, k->pos, "%s", e.message);
@@ -331,17 +313,20 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
         return cudag__lerr(lw, CUDAG_ELIMIT, k->pos,
                            "node name longer than %u bytes",
                            CUDAG__MAX_FULL_NAME);
+    char names[256];
     if (v->type != CUDAG__DOC_MAP)
         return cudag__lerr(lw, CUDAG_EKEY, v->pos,
-                           "node '%s' must be a mapping (a kernel, memset or "
-                           "memcpy node, or a group of nodes), not %s",
-                           full, cudag__doc_what(v));
+                           "node '%s' must be a mapping (a %s node, or a "
+                           "group of nodes), not %s",
+                           full, kind_names(names, sizeof names, false, " or "),
+                           cudag__doc_what(v));
     cudag_error e;
-    if (!looks_like_node(v)) {
+    if (!looks_like_node(w->nk, v)) {
         uint32_t gi;
         if (cudag__add_group(lw->g, full, group, &gi, &e) != CUDAG_OK)
             return cudag__lerr(lw, e.code, k->pos, "%s", e.message);
-        char *inner = cudag__arena_cat(&lw->scratch, full, strlen(full), ".", 1);
+        char *inner =
+            cudag__arena_cat(&lw->scratch, full, strlen(full), ".", 1);
         if (!inner)
             return cudag__lerr(lw, CUDAG_ENOMEM, k->pos, "out of memory");
         walk_nodes(lw, w, v, inner, env, gi);
@@ -385,29 +370,36 @@ typedef struct part {
 
 #define MAX_PARTS 32
 
-/* Resolves the reference text s[0..len) at pos (a scalar whose text starts
- * at s), written inside a node called `self` in group prefix `prefix`. */
-static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
-                   size_t len, const char *prefix, const cudag__binding *env,
-                   const char *self, uint32_t *out)
-{
-    const char *s = sc->str + off;
+/* A reference split into its parts, indices evaluated. */
+typedef struct noderef {
+    const char *s;              /* the reference text, within the scalar */
+    size_t off;                 /* s - sc->str */
     part parts[MAX_PARTS];
-    unsigned np = 0;
-    size_t i = skip_ws(s, 0, len);
+    unsigned np;
+} noderef;
+
+/* Splits the reference text at r->s[0..len) into parts and evaluates their
+ * indices in env.  REF_FOUND when it parses, else REF_ERROR (reported). */
+static int parse_ref(cudag__lower *lw, const cudag__doc *sc, size_t len,
+                     const cudag__binding *env, noderef *r)
+{
+    const char *s = r->s;
+    size_t off = r->off;
+    size_t i = cudag__skip_ws(s, 0, len);
     size_t end = len;
     while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
         end--;
     cudag__scope scope = {lw->g, env};
+    r->np = 0;
     for (;;) {
-        size_t e = ident_end(s, i, end);
-        if (e == i || np == MAX_PARTS) {
+        size_t e = cudag__ident_end(s, i, end);
+        if (e == i || r->np == MAX_PARTS) {
             cudag__lerr(lw, CUDAG_EKEY, cudag__doc_pos_at(sc, off + i),
-                        np == MAX_PARTS ? "reference has too many parts"
-                                        : "expected a node name");
+                        r->np == MAX_PARTS ? "reference has too many parts"
+                                           : "expected a node name");
             return REF_ERROR;
         }
-        part *p = &parts[np++];
+        part *p = &r->parts[r->np++];
         p->off = i;
         p->len = e - i;
         p->nidx = 0;
@@ -428,7 +420,7 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
             i = close + 1;
         }
         if (i == end)
-            break;
+            return REF_FOUND;
         if (s[i] != '.') {
             cudag__lerr(lw, CUDAG_EKEY, cudag__doc_pos_at(sc, off + i),
                         "unexpected '%c' in a node name", s[i]);
@@ -436,56 +428,105 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
         }
         i++;
     }
+}
 
+/* Looks the parsed reference up in group prefix[0..plen) ("a[1].b[2]."):
+ * writes the full name into name[cap] and returns REF_FOUND with *out set,
+ * REF_DROPPED for an index that falls off the end of the repetition `self`
+ * is in, REF_ERROR for an index out of range (reported), or -1 when no node
+ * has that name. */
+static int lookup_in(cudag__lower *lw, const cudag__doc *sc, const noderef *r,
+                     const char *prefix, size_t plen, const char *self,
+                     char *name, size_t cap, uint32_t *out)
+{
+    size_t n = plen < cap ? plen : 0;
+    memcpy(name, prefix, n);
+    for (unsigned j = 0; j < r->np; j++) {
+        const part *p = &r->parts[j];
+        if (n + p->len + 2 >= cap)
+            return -1;
+        memcpy(name + n, r->s + p->off, p->len);
+        n += p->len;
+        name[n] = '\0';
+        for (unsigned x = 0; x < p->nidx; x++) {
+            /* "Falling off the end" of the repetition one is inside. */
+            uint32_t ri;
+            if (cudag__map_get(&lw->range_map, name, &ri)) {
+                const cudag__range *rg = &lw->ranges[ri];
+                if (p->idx[x] < rg->lo || p->idx[x] >= rg->hi) {
+                    size_t bl = strlen(name);
+                    if (strncmp(self, name, bl) == 0 && self[bl] == '[')
+                        return REF_DROPPED;
+                    cudag__lerr(lw, CUDAG_ERANGE,
+                                cudag__doc_pos_at(sc, r->off + p->idx_off[x]),
+                                "index %lld is out of range for '%s' "
+                                "(%lld..%lld)",
+                                (long long)p->idx[x], name, (long long)rg->lo,
+                                (long long)rg->hi);
+                    return REF_ERROR;
+                }
+            }
+            if (n + 24 >= cap)
+                return -1;
+            n += put_index(name + n, p->idx[x]);
+        }
+        if (j + 1 < r->np)
+            name[n++] = '.';
+        name[n] = '\0';
+    }
+    uint32_t node = cudag__find_node(lw->g, name);
+    if (node == CUDAG__NONE)
+        return -1;
+    *out = node;
+    return REF_FOUND;
+}
+
+/* Reports a reference that names no node: as written, fully evaluated,
+ * with a suggestion. */
+static int report_unknown(cudag__lower *lw, const cudag__doc *sc,
+                          const noderef *r, size_t len, const char *prefix)
+{
+    char name[CUDAG__MAX_FULL_NAME + 64];
+    size_t n = 0;
+    for (unsigned j = 0; j < r->np && n < sizeof name - 32; j++) {
+        const part *p = &r->parts[j];
+        n += (size_t)snprintf(name + n, sizeof name - n, "%s%.*s",
+                              j ? "." : "", (int)p->len, r->s + p->off);
+        for (unsigned x = 0; x < p->nidx && n < sizeof name - 24; x++)
+            n += (size_t)snprintf(name + n, sizeof name - n, "[%lld]",
+                                  (long long)p->idx[x]);
+    }
+    const char *best = cudag__suggest_node(lw, name);
+    if (!best && *prefix) {
+        char full[sizeof name * 2];
+        snprintf(full, sizeof full, "%s%s", prefix, name);
+        best = cudag__suggest_node(lw, full);
+    }
+    cudag__lerr(lw, CUDAG_EUNKNOWN,
+                cudag__doc_pos_at(sc, r->off + cudag__skip_ws(r->s, 0, len)),
+                "unknown node '%s'%s%s%s", name, CUDAG__DYM(best));
+    return REF_ERROR;
+}
+
+/* Resolves the reference text s[0..len) at pos (a scalar whose text starts
+ * at s), written inside a node called `self` in group prefix `prefix`. */
+static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
+                   size_t len, const char *prefix, const cudag__binding *env,
+                   const char *self, uint32_t *out)
+{
+    noderef r;
+    r.s = sc->str + off;
+    r.off = off;
+    if (parse_ref(lw, sc, len, env, &r) != REF_FOUND)
+        return REF_ERROR;
     /* Try the writer's group instance, then each enclosing one. */
     size_t plen = strlen(prefix);
     char name[CUDAG__MAX_FULL_NAME + 64];
     for (;;) {
-        size_t n = plen < sizeof name ? plen : 0;
-        memcpy(name, prefix, n);
-        bool fits = true;
-        for (unsigned j = 0; j < np && fits; j++) {
-            const part *p = &parts[j];
-            if (n + p->len + 2 >= sizeof name) {
-                fits = false;
-                break;
-            }
-            memcpy(name + n, s + p->off, p->len);
-            n += p->len;
-            name[n] = '\0';
-            for (unsigned x = 0; x < p->nidx; x++) {
-                /* "Falling off the end" of the repetition one is inside. */
-                uint32_t ri;
-                if (cudag__map_get(&lw->range_map, name, &ri)) {
-                    const cudag__range *rg = &lw->ranges[ri];
-                    if (p->idx[x] < rg->lo || p->idx[x] >= rg->hi) {
-                        size_t bl = strlen(name);
-                        if (strncmp(self, name, bl) == 0 && self[bl] == '[')
-                            return REF_DROPPED;
-                        cudag__lerr(lw, CUDAG_ERANGE,
-                                    cudag__doc_pos_at(sc, off + p->idx_off[x]),
-                                    "index %lld is out of range for '%s' "
-                                    "(%lld..%lld)",
-                                    (long long)p->idx[x], name,
-                                    (long long)rg->lo, (long long)rg->hi);
-                        return REF_ERROR;
-                    }
-                }
-                if (n + 24 >= sizeof name) {
-                    fits = false;
-                    break;
-                }
-                n += put_index(name + n, p->idx[x]);
-            }
-            if (j + 1 < np && fits)
-                name[n++] = '.';
-            name[n] = '\0';
-        }
-        uint32_t node = fits ? cudag__find_node(lw->g, name) : CUDAG__NONE;
-        if (node != CUDAG__NONE) {
-            *out = node;
-            return REF_FOUND;
-        }
+        int rc = lookup_in(lw, sc, &r, prefix, plen, self, name, sizeof name,
+                           out);
+        if (rc >= 0)
+            return rc;
         if (plen == 0)
             break;
         /* Drop the innermost group: "a[1].b[2]." → "a[1]." → "". */
@@ -494,24 +535,7 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
             cut--;
         plen = cut;
     }
-    /* Not found anywhere: name it as written, fully evaluated, at the top. */
-    size_t n = 0;
-    for (unsigned j = 0; j < np && n < sizeof name - 32; j++) {
-        n += (size_t)snprintf(name + n, sizeof name - n, "%s%.*s",
-                              j ? "." : "", (int)parts[j].len, s + parts[j].off);
-        for (unsigned x = 0; x < parts[j].nidx && n < sizeof name - 24; x++)
-            n += (size_t)snprintf(name + n, sizeof name - n, "[%lld]",
-                                  (long long)parts[j].idx[x]);
-    }
-    const char *best = suggest_node(lw, name);
-    if (!best && *prefix) {
-        char full[sizeof name * 2];
-        snprintf(full, sizeof full, "%s%s", prefix, name);
-        best = suggest_node(lw, full);
-    }
-    cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(sc, off + skip_ws(s, 0, len)),
-                "unknown node '%s'%s%s%s", name, DYM(best));
-    return REF_ERROR;
+    return report_unknown(lw, sc, &r, len, prefix);
 }
 
 static bool parse_kind(cudag__lower *lw, const cudag__doc *k,
@@ -528,7 +552,7 @@ static bool parse_kind(cudag__lower *lw, const cudag__doc *k,
         cudag__lerr(lw, CUDAG_EKEY, k->pos,
                     "unknown edge kind '%s'%s%s%s (full, programmatic or "
                     "launch_order)",
-                    k->str, DYM(best));
+                    k->str, CUDAG__DYM(best));
         return false;
     }
     cudag__lerr(lw, CUDAG_EKEY, k->pos,
@@ -553,7 +577,8 @@ static void lower_after(cudag__lower *lw, const cudag__pending *p,
     if (after->type == CUDAG__DOC_MAP)
         n = 1;
     for (uint32_t i = 0; i < n; i++) {
-        const cudag__doc *it = after->type == CUDAG__DOC_SEQ ? after->items[i] : after;
+        const cudag__doc *it =
+            after->type == CUDAG__DOC_SEQ ? after->items[i] : after;
         const cudag__doc *ref = it;
         cudag_edge_kind kind = CUDAG_EDGE_FULL;
         if (it->type == CUDAG__DOC_MAP) {
@@ -580,383 +605,53 @@ static void lower_after(cudag__lower *lw, const cudag__pending *p,
     }
 }
 
-/* ---- arguments -------------------------------------------------------------- */
-
-/* "buf", "buf + expr" or "buf+expr": a buffer and an element offset.  Returns
- * false (nothing reported) when the text does not start with a buffer name. */
-static bool buffer_ref(cudag__lower *lw, const cudag__doc *sc,
-                       const cudag__binding *env, uint32_t *buf,
-                       uint64_t *offset, int *rc)
-{
-    const char *s = sc->str;
-    size_t i = skip_ws(s, 0, sc->len);
-    size_t e = ident_end(s, i, sc->len);
-    if (e == i || e - i > CUDAG__MAX_NAME)
-        return false;
-    char name[CUDAG__MAX_NAME + 1];
-    memcpy(name, s + i, e - i);
-    name[e - i] = '\0';
-    uint32_t b = cudag__find_buffer(lw->g, name);
-    if (b == CUDAG__NONE)
-        return false;
-    *buf = b;
-    *offset = 0;
-    *rc = CUDAG_OK;
-    size_t j = skip_ws(s, e, sc->len);
-    if (j == sc->len)
-        return true;
-    if (s[j] != '+') {
-        *rc = cudag__lerr(lw, CUDAG_EEXPR, cudag__doc_pos_at(sc, j),
-                          "after buffer '%s' only '+ OFFSET' (in elements) "
-                          "may follow",
-                          name);
-        return true;
-    }
-    int64_t off;
-    cudag__scope scope = {lw->g, env};
-    size_t x = skip_ws(s, j + 1, sc->len);
-    *rc = cudag__expr_eval(s + x, sc->len - x, cudag__doc_pos_at(sc, x),
-                           &scope, lw->d, &off);
-    if (*rc == CUDAG_OK && off < 0)
-        *rc = cudag__lerr(lw, CUDAG_ERANGE, cudag__doc_pos_at(sc, x),
-                          "a buffer offset must not be negative (%lld)",
-                          (long long)off);
-    if (*rc == CUDAG_OK)
-        *offset = (uint64_t)off;
-    return true;
-}
-
-static int lower_arg(cudag__lower *lw, const cudag__doc *v,
-                     const cudag__binding *env, cudag_type want,
-                     cudag__arg *a)
-{
-    a->pos = v->pos;
-    if (v->type != CUDAG__DOC_SCALAR)
-        return cudag__lerr(lw, CUDAG_EARGS, v->pos,
-                           "an argument must be a scalar, not %s",
-                           cudag__doc_what(v));
-    int rc;
-    if (buffer_ref(lw, v, env, &a->buffer, &a->offset, &rc)) {
-        a->kind = CUDAG_ARG_BUFFER;
-        return rc;
-    }
-    if (v->plain && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0)) {
-        a->kind = CUDAG_ARG_NULL;
-        return CUDAG_OK;
-    }
-    if (want == CUDAG_TYPE_PTR) {
-        size_t i = skip_ws(v->str, 0, v->len);
-        size_t e = ident_end(v->str, i, v->len);
-        char name[CUDAG__MAX_NAME + 1];
-        size_t n = e - i < CUDAG__MAX_NAME ? e - i : CUDAG__MAX_NAME;
-        memcpy(name, v->str + i, n);
-        name[n] = '\0';
-        if (n) {
-            const char *best = suggest_buffer(lw, name);
-            return cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
-                               "unknown buffer '%s'%s%s%s", name, DYM(best));
-        }
-        /* A number for a pointer: lowered as an integer, the checker says
-         * what is wrong with it. */
-    }
-    double f;
-    if (cudag__parse_float(v->str, v->len, &f)) {
-        a->kind = CUDAG_ARG_FLOAT;
-        a->f = f;
-        return CUDAG_OK;
-    }
-    a->kind = CUDAG_ARG_INT;
-    return cudag__eval(lw, v, env, &a->i);
-}
-
-static void lower_args(cudag__lower *lw, const cudag__pending *p,
-                       const cudag__doc *args, cudag__kernel *k,
-                       const cudag__sig *sig)
-{
-    cudag_graph *g = lw->g;
-    const char *self = g->nodes[p->node].name;
-    k->args_pos = args ? args->pos : g->nodes[p->node].pos;
-    if (!args || (args->type == CUDAG__DOC_SCALAR && args->len == 0))
-        return;
-    if (args->type == CUDAG__DOC_SCALAR) {
-        cudag__lerr(lw, CUDAG_EARGS, args->pos,
-                    "args must be a list or a mapping by parameter name");
-        return;
-    }
-    uint32_t n = args->n;
-    bool named = args->type == CUDAG__DOC_MAP;
-    if (named && !sig)
-        return;     /* the unknown kernel was reported already */
-    if (named)
-        n = sig->nparams;
-    if (n > CUDAG__MAX_ARGS) {
-        cudag__lerr(lw, CUDAG_ELIMIT, args->pos, "more than %u arguments",
-                    CUDAG__MAX_ARGS);
-        return;
-    }
-    cudag__arg *a = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *a);
-    if (!a) {
-        cudag__lerr(lw, CUDAG_ENOMEM, args->pos, "out of memory");
-        return;
-    }
-    bool ok = true;
-    if (!named) {
-        for (uint32_t i = 0; i < n; i++) {
-            cudag_type want = sig && i < sig->nparams ? sig->types[i]
-                                                      : CUDAG_TYPE_NONE;
-            if (lower_arg(lw, args->items[i], p->env, want, &a[i]) != CUDAG_OK)
-                ok = false;
-        }
-    } else {
-        bool *seen = cudag__calloc(n + 1, sizeof *seen);
-        if (!seen) {
-            cudag__lerr(lw, CUDAG_ENOMEM, args->pos, "out of memory");
-            return;
-        }
-        for (uint32_t i = 0; i < args->n; i++) {
-            const cudag__doc *key = args->items[2 * i];
-            if (cudag__free_key(key))
-                continue;
-            uint32_t j = 0;
-            while (j < n && strcmp(sig->pnames[j], key->str) != 0)
-                j++;
-            if (j == n) {
-                const char *best = suggest_from(key->str, sig->pnames, n);
-                cudag__lerr(lw, CUDAG_EARGS, key->pos,
-                            "kernel '%s' has no parameter '%s'%s%s%s",
-                            sig->name, key->str, DYM(best));
-                ok = false;
-                continue;
-            }
-            seen[j] = true;
-            if (lower_arg(lw, args->items[2 * i + 1], p->env, sig->types[j],
-                          &a[j]) != CUDAG_OK)
-                ok = false;
-        }
-        for (uint32_t j = 0; j < n && ok; j++)
-            if (!seen[j]) {
-                cudag__lerr(lw, CUDAG_EARGS, args->pos,
-                            "node '%s': missing argument '%s' (%s) of kernel "
-                            "'%s'",
-                            self, sig->pnames[j], cudag_type_name(sig->types[j]),
-                            sig->name);
-                ok = false;
-            }
-        cudag__free(seen);
-    }
-    if (ok) {
-        k->args = a;
-        k->nargs = n;
-    } else {
-        /* Errors were reported, and a graph with lowering errors is never
-         * checked, so the node is left without arguments. */
-        k->args = NULL;
-        k->nargs = 0;
-    }
-}
-
-/* grid/block: EXPR or [X, Y, Z] with 1 to 3 entries. */
-static int lower_dims(cudag__lower *lw, const cudag__doc *v,
-                      const cudag__binding *env, const char *what,
-                      int64_t out[3])
-{
-    out[0] = out[1] = out[2] = 1;
-    if (v->type == CUDAG__DOC_SCALAR)
-        return cudag__eval(lw, v, env, &out[0]);
-    if (v->type != CUDAG__DOC_SEQ || v->n < 1 || v->n > 3)
-        return cudag__lerr(lw, CUDAG_EKEY, v->pos,
-                           "%s must be a number or a list of 1 to 3 numbers",
-                           what);
-    for (uint32_t i = 0; i < v->n; i++) {
-        int rc = cudag__eval(lw, v->items[i], env, &out[i]);
-        if (rc != CUDAG_OK)
-            return rc;
-    }
-    return CUDAG_OK;
-}
-
-static void lower_kernel(cudag__lower *lw, const cudag__pending *p)
-{
-    cudag__node *n = &lw->g->nodes[p->node];
-    const cudag__doc *b = p->body;
-    n->kind = CUDAG_NODE_KERNEL;
-    cudag__kernel *k = &n->u.k;
-    const cudag__doc *kern = cudag__doc_get(b, "kernel");
-    const cudag__doc *grid = cudag__doc_get(b, "grid");
-    const cudag__doc *block = cudag__doc_get(b, "block");
-    const cudag__doc *smem = cudag__doc_get(b, "smem");
-    const cudag__sig *sig = NULL;
-    k->sig = CUDAG__NONE;
-    k->sig_pos = kern->pos;
-    if (cudag__want(lw, kern, CUDAG__DOC_SCALAR, "kernel")) {
-        k->sig = cudag__find_sig(lw->g, kern->str);
-        if (k->sig == CUDAG__NONE) {
-            const char *best = suggest_sig(lw, kern->str);
-            cudag__lerr(lw, CUDAG_EUNKNOWN, kern->pos, "unknown kernel '%s'%s%s%s",
-                        kern->str, DYM(best));
-        } else {
-            sig = &lw->g->sigs[k->sig];
-        }
-    }
-    if (!grid || !block)
-        cudag__lerr(lw, CUDAG_EKEY, n->pos, "kernel node '%s' needs '%s'",
-                    n->name, grid ? "block" : "grid");
-    if (grid) {
-        k->grid_pos = grid->pos;
-        lower_dims(lw, grid, p->env, "grid", k->grid);
-    }
-    if (block) {
-        k->block_pos = block->pos;
-        lower_dims(lw, block, p->env, "block", k->block);
-    }
-    if (smem) {
-        k->smem_pos = smem->pos;
-        cudag__eval(lw, smem, p->env, &k->smem);
-    }
-    lower_args(lw, p, cudag__doc_get(b, "args"), k, sig);
-}
-
-/* memset: BUF [+ OFF]  /  memcpy: BUF [+ OFF], from: BUF [+ OFF] */
-static bool target(cudag__lower *lw, const cudag__doc *v,
-                   const cudag__binding *env, const char *what, uint32_t *buf,
-                   uint64_t *off)
-{
-    if (!cudag__want(lw, v, CUDAG__DOC_SCALAR, what))
-        return false;
-    int rc;
-    if (buffer_ref(lw, v, env, buf, off, &rc))
-        return rc == CUDAG_OK;
-    size_t i = skip_ws(v->str, 0, v->len);
-    size_t e = ident_end(v->str, i, v->len);
-    char name[CUDAG__MAX_NAME + 1];
-    size_t n = e - i < CUDAG__MAX_NAME ? e - i : CUDAG__MAX_NAME;
-    memcpy(name, v->str + i, n);
-    name[n] = '\0';
-    const char *best = n ? suggest_buffer(lw, name) : NULL;
-    cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
-                "%s needs a buffer, and '%s' is none%s%s%s", what,
-                n ? name : v->str, DYM(best));
-    return false;
-}
-
-static void lower_count(cudag__lower *lw, const cudag__pending *p,
-                        const cudag__doc *count, uint64_t dflt, uint64_t *out)
-{
-    *out = dflt;
-    int64_t c;
-    if (!count || cudag__eval(lw, count, p->env, &c) != CUDAG_OK)
-        return;
-    if (c < 1) {
-        cudag__lerr(lw, CUDAG_ERANGE, count->pos,
-                    "count must be at least 1, not %lld", (long long)c);
-        return;
-    }
-    *out = (uint64_t)c;
-}
-
-static void lower_memset(cudag__lower *lw, const cudag__pending *p)
-{
-    cudag__node *n = &lw->g->nodes[p->node];
-    const cudag__doc *b = p->body;
-    n->kind = CUDAG_NODE_MEMSET;
-    cudag__memset *m = &n->u.set;
-    m->buffer = CUDAG__NONE;
-    if (!target(lw, cudag__doc_get(b, "memset"), p->env, "memset", &m->buffer,
-                &m->offset))
-        return;
-    const cudag__buffer *buf = &lw->g->buffers[m->buffer];
-    uint64_t rest = m->offset < buf->count ? buf->count - m->offset : 0;
-    lower_count(lw, p, cudag__doc_get(b, "count"), rest, &m->count);
-    const cudag__doc *value = cudag__doc_get(b, "value");
-    if (!value) {
-        cudag__lerr(lw, CUDAG_EKEY, n->pos, "memset node '%s' needs 'value'",
-                    n->name);
-        return;
-    }
-    m->value_pos = value->pos;
-    int64_t iv;
-    if (value->type == CUDAG__DOC_SCALAR &&
-        cudag__parse_float(value->str, value->len, &m->value))
-        return;
-    if (cudag__eval(lw, value, p->env, &iv) == CUDAG_OK)
-        m->value = (double)iv;
-}
-
-static void lower_memcpy(cudag__lower *lw, const cudag__pending *p)
-{
-    cudag__node *n = &lw->g->nodes[p->node];
-    const cudag__doc *b = p->body;
-    n->kind = CUDAG_NODE_MEMCPY;
-    cudag__memcpy *m = &n->u.cpy;
-    const cudag__doc *from = cudag__doc_get(b, "from");
-    if (!from) {
-        cudag__lerr(lw, CUDAG_EKEY, n->pos, "memcpy node '%s' needs 'from'",
-                    n->name);
-        return;
-    }
-    m->dst = m->src = CUDAG__NONE;
-    if (!target(lw, cudag__doc_get(b, "memcpy"), p->env, "memcpy", &m->dst,
-                &m->dst_offset) ||
-        !target(lw, from, p->env, "from", &m->src, &m->src_offset))
-        return;
-    const cudag__buffer *src = &lw->g->buffers[m->src];
-    uint64_t rest = m->src_offset < src->count ? src->count - m->src_offset : 0;
-    lower_count(lw, p, cudag__doc_get(b, "count"), rest, &m->count);
-}
-
-/* Which kind of node a body describes, after checking its keys; -1 (and
+/* Which kind of node a body describes, after checking its keys; NULL (and
  * reported) when they are wrong. */
-static int body_kind(cudag__lower *lw, const cudag__pending *p)
+static const cudag__kind_ops *body_kind(cudag__lower *lw,
+                                        const cudag__pending *p,
+                                        const node_keys *nk)
 {
     const cudag__doc *b = p->body;
     if (b == lw->shaped)
-        return (int)lw->shaped_kind;
+        return cudag__kind(lw->shaped_kind);
     const cudag__node *n = &lw->g->nodes[p->node];
-    bool is_k = cudag__doc_get(b, "kernel") != NULL;
-    bool is_s = cudag__doc_get(b, "memset") != NULL;
-    bool is_c = cudag__doc_get(b, "memcpy") != NULL;
-    if (is_k + is_s + is_c > 1) {
+    size_t nkinds, found = 0;
+    const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+    const cudag__kind_ops *kind = NULL;
+    for (size_t i = 0; i < nkinds; i++)
+        if (cudag__doc_get(b, kinds[i]->name)) {
+            kind = kinds[i];
+            found++;
+        }
+    char names[256];
+    if (found > 1) {
         cudag__lerr(lw, CUDAG_EKEY, n->pos,
-                    "node '%s' has more than one of 'kernel', 'memset' and "
-                    "'memcpy'",
-                    n->name);
-        return -1;
+                    "node '%s' has more than one of %s", n->name,
+                    kind_names(names, sizeof names, true, " and "));
+        return NULL;
     }
-    if (!is_k && !is_s && !is_c) {
-        unsigned bad = cudag__check_keys(lw, b, any_node_keys,
-                                         NKEYS(any_node_keys), "a node");
+    if (!kind) {
+        unsigned bad = cudag__check_keys(lw, b, nk->key, nk->n, "a node");
         if (!bad)
-            cudag__lerr(lw, CUDAG_EKEY, n->pos,
-                        "node '%s' needs one of 'kernel', 'memset' or 'memcpy'",
-                        n->name);
-        return -1;
+            cudag__lerr(lw, CUDAG_EKEY, n->pos, "node '%s' needs one of %s",
+                        n->name, kind_names(names, sizeof names, true, " or "));
+        return NULL;
     }
-    cudag_node_kind kind = is_k ? CUDAG_NODE_KERNEL
-                           : is_s ? CUDAG_NODE_MEMSET : CUDAG_NODE_MEMCPY;
-    unsigned bad = is_k ? cudag__check_keys(lw, b, kernel_keys,
-                                            NKEYS(kernel_keys), "a kernel node")
-                   : is_s ? cudag__check_keys(lw, b, memset_keys,
-                                              NKEYS(memset_keys), "a memset node")
-                          : cudag__check_keys(lw, b, memcpy_keys,
-                                              NKEYS(memcpy_keys), "a memcpy node");
-    if (bad)
-        return -1;
+    if (cudag__check_keys(lw, b, kind->keys, kind->nkeys, kind->what))
+        return NULL;
     lw->shaped = b;
-    lw->shaped_kind = kind;
-    return (int)kind;
+    lw->shaped_kind = kind->kind;
+    return kind;
 }
 
-static void lower_body(cudag__lower *lw, const cudag__pending *p)
+static void lower_body(cudag__lower *lw, const cudag__pending *p,
+                       const node_keys *nk)
 {
-    int kind = body_kind(lw, p);
-    if (kind < 0)
+    const cudag__kind_ops *kind = body_kind(lw, p, nk);
+    if (!kind)
         return;
-    if (kind == CUDAG_NODE_KERNEL)
-        lower_kernel(lw, p);
-    else if (kind == CUDAG_NODE_MEMSET)
-        lower_memset(lw, p);
-    else
-        lower_memcpy(lw, p);
+    lw->g->nodes[p->node].kind = kind->kind;
+    kind->read_yaml(lw, p);
     const cudag__doc *after = cudag__doc_get(p->body, "after");
     if (after)
         lower_after(lw, p, after);
@@ -1056,7 +751,9 @@ static void lower_edges(cudag__lower *lw, const cudag__doc *edges)
 int cudag__lower_nodes(cudag__lower *lw)
 {
     cudag__source *src = lw->src;
-    walk w = {0, 0, 0};
+    node_keys nk;
+    gather_keys(&nk);
+    walk w = {&nk, 0, 0, 0};
     for (uint32_t i = 0; i < src->nfiles && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *nodes = cudag__doc_get(src->files[i].root, "nodes");
         lw->file = i;
@@ -1068,7 +765,7 @@ int cudag__lower_nodes(cudag__lower *lw)
     if (w.lowered > CUDAG__MAX_LOWERED)
         return lw->d->first_code;
     for (uint32_t i = 0; i < lw->npend && !cudag__diag_full(lw->d); i++)
-        lower_body(lw, &lw->pend[i]);
+        lower_body(lw, &lw->pend[i], &nk);
     for (uint32_t i = 0; i < src->nfiles && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *edges = cudag__doc_get(src->files[i].root, "edges");
         if (edges)

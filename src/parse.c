@@ -129,123 +129,149 @@ static bool is_merge_key(const cudag__doc *k)
 /* Applies merge keys and refuses duplicate keys in the mapping being
  * closed.  A mapping's keys are checked with a hash set so a 100 000-node
  * `nodes:` mapping stays linear. */
-static int finish_map(parser *p, frame *f)
+/* Phase 1 of finish_map: every key is a scalar.  Sets *has_merge when one is
+ * a merge key '<<'. */
+static int map_keys_scalar(parser *p, const frame *f, bool *has_merge)
 {
-    cudag__doc *m = f->node;
-    uint32_t npairs = f->n / 2;
-    bool has_merge = false;
-    for (uint32_t i = 0; i < npairs; i++) {
-        cudag__doc *k = f->items[2 * i];
+    *has_merge = false;
+    for (uint32_t i = 0; i < f->n / 2; i++) {
+        const cudag__doc *k = f->items[2 * i];
         if (k->type != CUDAG__DOC_SCALAR)
             return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, k->pos,
                                  "a mapping key must be a scalar, not %s",
                                  cudag__doc_what(k));
         if (is_merge_key(k))
-            has_merge = true;
+            *has_merge = true;
     }
+    return CUDAG_OK;
+}
 
-    cudag__map seen = {0};
-    int rc = CUDAG_OK;
+/* Phase 2: no key twice.  A mapping with merge keys or more than 8 pairs
+ * gets its keys in *seen (key → pair index), which the merge needs. */
+static int map_no_duplicates(parser *p, const frame *f, bool has_merge,
+                             cudag__map *seen)
+{
+    uint32_t npairs = f->n / 2;
     /* Most mappings are a node's few keys: compare them pairwise and save
      * building a hash set, which only a big mapping needs. */
-    bool small = !has_merge && npairs <= 8;
-    if (small) {
-        for (uint32_t i = 1; i < npairs && rc == CUDAG_OK; i++)
+    if (!has_merge && npairs <= 8) {
+        for (uint32_t i = 1; i < npairs; i++)
             for (uint32_t j = 0; j < i; j++)
-                if (strcmp(f->items[2 * i]->str, f->items[2 * j]->str) == 0) {
-                    rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EDUP,
-                                       f->items[2 * i]->pos,
-                                       "duplicate key '%s' (first at line %u)",
-                                       f->items[2 * i]->str,
-                                       f->items[2 * j]->pos.line);
-                    break;
-                }
+                if (strcmp(f->items[2 * i]->str, f->items[2 * j]->str) == 0)
+                    return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EDUP,
+                                         f->items[2 * i]->pos,
+                                         "duplicate key '%s' (first at line "
+                                         "%u)",
+                                         f->items[2 * i]->str,
+                                         f->items[2 * j]->pos.line);
+        return CUDAG_OK;
     }
-    for (uint32_t i = 0; !small && i < npairs && rc == CUDAG_OK; i++) {
+    for (uint32_t i = 0; i < npairs; i++) {
         cudag__doc *k = f->items[2 * i];
         if (is_merge_key(k))
             continue;
         uint32_t prev;
-        if (cudag__map_get(&seen, k->str, &prev)) {
+        if (cudag__map_get(seen, k->str, &prev)) {
             const cudag__doc *pk = f->items[2 * prev];
-            rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EDUP, k->pos,
-                               "duplicate key '%s' (first at line %u)",
-                               k->str, pk->pos.line);
-        } else if (cudag__map_put(&seen, k->str, i) != CUDAG_OK) {
-            rc = oom(p, k->pos);
+            return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EDUP, k->pos,
+                                 "duplicate key '%s' (first at line %u)",
+                                 k->str, pk->pos.line);
+        }
+        if (cudag__map_put(seen, k->str, i) != CUDAG_OK)
+            return oom(p, k->pos);
+    }
+    return CUDAG_OK;
+}
+
+/* Phase 3a: the pairs the merge keys offer (*extra), each value checked to
+ * be a mapping or a list of them, counted against the document's limit. */
+static int map_merge_size(parser *p, const frame *f, uint64_t *extra)
+{
+    *extra = 0;
+    for (uint32_t i = 0; i < f->n / 2; i++) {
+        const cudag__doc *k = f->items[2 * i], *v = f->items[2 * i + 1];
+        if (!is_merge_key(k))
+            continue;
+        if (v->type == CUDAG__DOC_MAP) {
+            *extra += v->n;
+            continue;
+        }
+        if (v->type != CUDAG__DOC_SEQ)
+            return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, v->pos,
+                                 "a merge key '<<' takes a mapping or a "
+                                 "list of mappings, not %s",
+                                 cudag__doc_what(v));
+        for (uint32_t j = 0; j < v->n; j++) {
+            if (v->items[j]->type != CUDAG__DOC_MAP)
+                return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX,
+                                     v->items[j]->pos,
+                                     "a merge key '<<' takes mappings, "
+                                     "not %s",
+                                     cudag__doc_what(v->items[j]));
+            *extra += v->items[j]->n;
         }
     }
+    /* Counted over the whole document: the result is sized for every
+     * offered pair, and each costs a lookup. */
+    p->merged += *extra;
+    if (p->merged > CUDAG__MAX_EXPANDED)
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT,
+                             f->node->pos, "merge keys add more than %u pairs",
+                             CUDAG__MAX_EXPANDED);
+    return CUDAG_OK;
+}
 
+/* Phase 3b: the pairs with the merge keys replaced by the pairs they offer
+ * (explicit keys and earlier merges win), in *out[0..*nout). */
+static int map_merge(parser *p, const frame *f, cudag__map *seen,
+                     uint64_t extra, cudag__doc ***out, uint32_t *nout)
+{
+    cudag__doc **o = cudag__arena_alloc(p->a, (f->n + 2 * extra) * sizeof *o);
+    if (!o)
+        return oom(p, f->node->pos);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < f->n / 2; i++) {
+        cudag__doc *k = f->items[2 * i], *v = f->items[2 * i + 1];
+        if (!is_merge_key(k)) {
+            o[n++] = k;
+            o[n++] = v;
+            continue;
+        }
+        uint32_t nsrc = v->type == CUDAG__DOC_MAP ? 1 : v->n;
+        for (uint32_t s = 0; s < nsrc; s++) {
+            const cudag__doc *src = v->type == CUDAG__DOC_MAP ? v : v->items[s];
+            for (uint32_t j = 0; j < src->n; j++) {
+                cudag__doc *mk = src->items[2 * j];
+                if (cudag__map_get(seen, mk->str, NULL))
+                    continue;
+                if (cudag__map_put(seen, mk->str, UINT32_MAX) != CUDAG_OK)
+                    return oom(p, mk->pos);
+                o[n++] = mk;
+                o[n++] = src->items[2 * j + 1];
+            }
+        }
+    }
+    *out = o;
+    *nout = n;
+    return CUDAG_OK;
+}
+
+static int finish_map(parser *p, frame *f)
+{
+    cudag__doc *m = f->node;
+    bool has_merge;
+    int rc = map_keys_scalar(p, f, &has_merge);
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__map seen = {0};
     cudag__doc **out = f->items;
     uint32_t nout = f->n;
-    if (rc == CUDAG_OK && has_merge) {
-        /* Worst case every merged pair is new: size the result for it. */
-        uint64_t extra = 0;
-        for (uint32_t i = 0; i < npairs; i++) {
-            cudag__doc *k = f->items[2 * i], *v = f->items[2 * i + 1];
-            if (!is_merge_key(k))
-                continue;
-            if (v->type == CUDAG__DOC_MAP) {
-                extra += v->n;
-                continue;
-            }
-            if (v->type != CUDAG__DOC_SEQ) {
-                rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, v->pos,
-                                   "a merge key '<<' takes a mapping or a "
-                                   "list of mappings, not %s",
-                                   cudag__doc_what(v));
-                break;
-            }
-            for (uint32_t j = 0; j < v->n; j++) {
-                if (v->items[j]->type != CUDAG__DOC_MAP) {
-                    rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX,
-                                       v->items[j]->pos,
-                                       "a merge key '<<' takes mappings, "
-                                       "not %s",
-                                       cudag__doc_what(v->items[j]));
-                    break;
-                }
-                extra += v->items[j]->n;
-            }
-        }
-        /* Counted over the whole document: the result below is sized for
-         * every offered pair, and each costs a lookup. */
-        p->merged += extra;
-        if (rc == CUDAG_OK && p->merged > CUDAG__MAX_EXPANDED)
-            rc = cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, m->pos,
-                               "merge keys add more than %u pairs",
-                               CUDAG__MAX_EXPANDED);
-        if (rc == CUDAG_OK) {
-            out = cudag__arena_alloc(p->a, (f->n + 2 * extra) * sizeof *out);
-            if (!out)
-                rc = oom(p, m->pos);
-        }
-        nout = 0;
-        for (uint32_t i = 0; i < npairs && rc == CUDAG_OK; i++) {
-            cudag__doc *k = f->items[2 * i], *v = f->items[2 * i + 1];
-            if (!is_merge_key(k)) {
-                out[nout++] = k;
-                out[nout++] = v;
-                continue;
-            }
-            uint32_t nsrc = v->type == CUDAG__DOC_MAP ? 1 : v->n;
-            for (uint32_t s = 0; s < nsrc && rc == CUDAG_OK; s++) {
-                const cudag__doc *src = v->type == CUDAG__DOC_MAP ? v : v->items[s];
-                for (uint32_t j = 0; j < src->n; j++) {
-                    cudag__doc *mk = src->items[2 * j];
-                    /* Explicit keys and earlier merges win. */
-                    if (cudag__map_get(&seen, mk->str, NULL))
-                        continue;
-                    if (cudag__map_put(&seen, mk->str, UINT32_MAX) != CUDAG_OK) {
-                        rc = oom(p, mk->pos);
-                        break;
-                    }
-                    out[nout++] = mk;
-                    out[nout++] = src->items[2 * j + 1];
-                }
-            }
-        }
-    }
+    uint64_t extra = 0;
+    rc = map_no_duplicates(p, f, has_merge, &seen);
+    if (rc == CUDAG_OK && has_merge)
+        rc = map_merge_size(p, f, &extra);
+    if (rc == CUDAG_OK && has_merge)
+        rc = map_merge(p, f, &seen, extra, &out, &nout);
     cudag__map_free(&seen);
     if (rc != CUDAG_OK)
         return rc;
@@ -337,9 +363,9 @@ static int on_scalar(parser *p, const yaml_event_t *ev)
     if (rc != CUDAG_OK)
         return rc;
     cudag__doc *n = new_node(p, CUDAG__DOC_SCALAR, pos);
-    char *s = n ? cudag__arena_strndup(p->a, (const char *)ev->data.scalar.value,
-                                       len)
-                : NULL;
+    char *s =
+        n ? cudag__arena_strndup(p->a, (const char *)ev->data.scalar.value, len)
+          : NULL;
     if (!s)
         return oom(p, pos);
     n->str = s;
@@ -460,10 +486,12 @@ int cudag__parse(cudag__arena *a, const char *file, const char *text,
                                    "this is a second one");
             break;
         case YAML_MAPPING_START_EVENT:
-            rc = on_start(&p, CUDAG__DOC_MAP, &ev, ev.data.mapping_start.anchor);
+            rc =
+                on_start(&p, CUDAG__DOC_MAP, &ev, ev.data.mapping_start.anchor);
             break;
         case YAML_SEQUENCE_START_EVENT:
-            rc = on_start(&p, CUDAG__DOC_SEQ, &ev, ev.data.sequence_start.anchor);
+            rc = on_start(&p, CUDAG__DOC_SEQ, &ev,
+                          ev.data.sequence_start.anchor);
             break;
         case YAML_MAPPING_END_EVENT:
         case YAML_SEQUENCE_END_EVENT:
@@ -523,4 +551,13 @@ const char *cudag__doc_what(const cudag__doc *n)
         return "a mapping";
     }
     return "a node";
+}
+
+void cudag__source_free(cudag__source *s)
+{
+    if (!s)
+        return;
+    cudag__free(s->files);
+    cudag__arena_free(&s->arena);
+    cudag__free(s);
 }

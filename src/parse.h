@@ -45,4 +45,27 @@ cudag__pos cudag__doc_pos_at(const cudag__doc *s, size_t off);
 /* "a scalar", "a sequence", "a mapping": for messages. */
 const char *cudag__doc_what(const cudag__doc *n);
 
+/* ---- sources ---------------------------------------------------------- */
+
+typedef struct cudag__source cudag__source;
+
+/* One parsed file, in lowering order: a file's includes come before it. */
+typedef struct cudag__file {
+    const char *path;           /* as shown in positions */
+    const char *dir;            /* where its relative paths start */
+    const char *real;           /* canonical path: include-once, cycles */
+    const cudag__doc *root;     /* NULL for an empty file */
+} cudag__file;
+
+struct cudag__source {
+    cudag__arena arena;         /* texts, trees, paths: everything below */
+    cudag__file *files;
+    uint32_t nfiles, cfiles;
+    const char **defines;       /* NULL-terminated copies of the options' */
+    unsigned flags;
+};
+
+/* Frees a source and everything in its arena; accepts NULL. */
+void cudag__source_free(cudag__source *s);
+
 #endif /* CUDAG_PARSE_H */

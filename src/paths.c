@@ -1,7 +1,7 @@
-/* paths.c — the shipped files' directories, found from where the library's
+/* paths.c — the shipped files' directory, found from where the library's
  * code was loaded: the shared library's own file, or the program a static
  * library was linked into.  So a build tree and a relocated install (a
- * DESTDIR, a copied prefix) find their own kernels before the configured
+ * DESTDIR, a copied prefix) find their own kernels, not the configured
  * prefix's. */
 #define _GNU_SOURCE             /* dladdr1 and struct link_map */
 #include "paths.h"
@@ -36,8 +36,7 @@ static bool code_dir(char out[PATH_MAX])
     Dl_info info;
     struct link_map *map = NULL;
     char path[PATH_MAX];
-    if (!dladdr1(&anchor, &info, (void **)&map, RTLD_DL_LINKMAP) ||
-        !map)
+    if (!dladdr1(&anchor, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
         return false;
     if (map->l_name && map->l_name[0]) {
         if (!realpath(map->l_name, path))
@@ -56,25 +55,17 @@ static bool code_dir(char out[PATH_MAX])
     return true;
 }
 
-/* Appends dir (canonical) to dirs when it exists and is not there yet. */
-static void add(cudag__arena *a, const char **dirs, size_t *n, const char *dir)
+/* dir, canonical, in a: when it exists. */
+static const char *existing(cudag__arena *a, const char *dir)
 {
     char real[PATH_MAX];
-    if (*n == CUDAG__MAX_SHIPPED_DIRS || !realpath(dir, real) ||
-        access(real, X_OK) != 0)
-        return;
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp(dirs[i], real) == 0)
-            return;
-    const char *copy = cudag__arena_strdup(a, real);
-    if (copy)
-        dirs[(*n)++] = copy;
+    if (!dir || !realpath(dir, real) || access(real, X_OK) != 0)
+        return NULL;
+    return cudag__arena_strdup(a, real);
 }
 
-size_t cudag__shipped_dirs(cudag__arena *a,
-                           const char *dirs[CUDAG__MAX_SHIPPED_DIRS])
+const char *cudag__shipped_dir(cudag__arena *a)
 {
-    size_t n = 0;
     char here[PATH_MAX];
     if (code_dir(here)) {
         /* A build tree keeps the library (src/) and the programs (tools/,
@@ -83,13 +74,12 @@ size_t cudag__shipped_dirs(cudag__arena *a,
                                           CUDAG_DATADIR_FROM_LIBDIR,
                                           CUDAG_DATADIR_FROM_BINDIR};
         for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-            const char *p = rel[i][0] == '/'
+            const char *d = rel[i][0] == '/'
                                 ? rel[i]
                                 : cudag__arena_printf(a, "%s/%s", here, rel[i]);
-            if (p)
-                add(a, dirs, &n, p);
+            if ((d = existing(a, d)))
+                return d;
         }
     }
-    add(a, dirs, &n, CUDAG_DATADIR);
-    return n;
+    return existing(a, CUDAG_DATADIR);
 }

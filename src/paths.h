@@ -6,18 +6,15 @@
 
 #include "util.h"
 
-/* At most this many shipped directories are returned. */
-#define CUDAG__MAX_SHIPPED_DIRS 4
-
 /*
- * Fills dirs[] with the directories that hold the shipped files, most
- * specific first, each existing and canonical, none twice: beside the code
- * that was loaded (the library file, or the program it is linked into) its
- * build tree's kernels/ or its install's data directory, then the data
- * directory of the configured prefix.  Returns how many; the strings live in
- * arena a.  Running out of memory only shortens the list.
+ * The directory of the shipped files that go with this library, canonical,
+ * in arena a: the first that exists of, beside the code that was loaded (the
+ * library's file, or the program it is linked into), a build tree's kernels/
+ * or an install's data directory; else the configured prefix's data
+ * directory.  One directory, so that a build tree never mixes its library
+ * with the manifest of another version installed elsewhere.  NULL when none
+ * exists (or memory ran out).
  */
-size_t cudag__shipped_dirs(cudag__arena *a,
-                           const char *dirs[CUDAG__MAX_SHIPPED_DIRS]);
+const char *cudag__shipped_dir(cudag__arena *a);
 
 #endif /* CUDAG_PATHS_H */

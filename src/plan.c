@@ -27,7 +27,7 @@
  * single spaces, in the order they were added to the graph.  An empty graph
  * prints depth 0, width 0 and no level lines.
  */
-#include "check.h"
+#include "kind.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +49,88 @@ static void human_bytes(char *buf, size_t cap, uint64_t bytes)
     snprintf(buf, cap, "%.1f %s", v, unit[u]);
 }
 
+/* The counts of the plan (everything but the width). */
+static void plan_counts(const cudag_graph *g, cudag_plan_info *pi)
+{
+    memset(pi, 0, sizeof *pi);
+    pi->nodes = g->nnodes;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const cudag__kind_ops *k = cudag__kind(g->nodes[i].kind);
+        if (k)
+            (*(size_t *)((char *)pi + k->plan_count))++;
+    }
+    for (uint32_t i = 0; i < g->nedges; i++)
+        pi->edges[g->edges[i].kind]++;
+    /* Checked buffers are at most 64 TiB and at most 65536 of them: the sum
+     * fits in 64 bits. */
+    for (uint32_t i = 0; i < g->nbuffers; i++)
+        pi->buffer_bytes += cudag__buffer_bytes(&g->buffers[i]);
+    pi->depth = g->topo.depth;
+}
+
+/* The nodes grouped by level in index order (a counting sort): level l's
+ * are by_level[start[l] .. start[l + 1]).  Returns the width, the most
+ * nodes on one level. */
+static size_t plan_levels(const cudag_graph *g, uint32_t *start,
+                          uint32_t *by_level)
+{
+    uint32_t depth = g->topo.depth;
+    size_t width = 0;
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        start[g->topo.level[i] + 1]++;
+    for (uint32_t l = 0; l < depth; l++) {
+        if (start[l + 1] > width)
+            width = start[l + 1];
+        start[l + 1] += start[l];
+    }
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        by_level[start[g->topo.level[i]]++] = i;
+    /* The fill moved each start to the next level's; shift back. */
+    for (uint32_t l = depth; l > 0; l--)
+        start[l] = start[l - 1];
+    start[0] = 0;
+    return width;
+}
+
+/* The plan's text (format at the top of this file); NULL on OOM. */
+static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
+                       const uint32_t *start, const uint32_t *by_level)
+{
+    char human[32];
+    human_bytes(human, sizeof human, pi->buffer_bytes);
+    cudag__sb b = {NULL, 0, 0, false};
+    cudag__sb_printf(&b, "graph: %s\n", g->name);
+    cudag__sb_printf(&b, "nodes: %zu (", pi->nodes);
+    size_t nkinds;
+    const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+    for (size_t k = 0; k < nkinds; k++)
+        cudag__sb_printf(&b, "%s%zu %s", k ? ", " : "",
+                         *(const size_t *)((const char *)pi +
+                                           kinds[k]->plan_count),
+                         kinds[k]->name);
+    cudag__sb_puts(&b, ")\n");
+    cudag__sb_printf(&b,
+                     "edges: %u (%zu full, %zu programmatic, %zu "
+                     "launch_order)\n",
+                     g->nedges, pi->edges[CUDAG_EDGE_FULL],
+                     pi->edges[CUDAG_EDGE_PROGRAMMATIC],
+                     pi->edges[CUDAG_EDGE_LAUNCH_ORDER]);
+    cudag__sb_printf(&b, "depth: %zu\n", pi->depth);
+    cudag__sb_printf(&b, "width: %zu\n", pi->width);
+    cudag__sb_printf(&b, "buffers: %u (%llu bytes, %s)\n", g->nbuffers,
+                     (unsigned long long)pi->buffer_bytes, human);
+    cudag__sb_puts(&b, "schedule:\n");
+    for (uint32_t l = 0; l < g->topo.depth; l++) {
+        cudag__sb_printf(&b, "level %u:", l);
+        for (uint32_t j = start[l]; j < start[l + 1]; j++) {
+            cudag__sb_puts(&b, " ");
+            cudag__sb_puts(&b, g->nodes[by_level[j]].name);
+        }
+        cudag__sb_puts(&b, "\n");
+    }
+    return cudag__sb_finish(&b);
+}
+
 int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
                cudag_error *err)
 {
@@ -64,85 +146,23 @@ int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
                               "cudag_check()",
                               g->name);
     cudag_plan_info pi;
-    memset(&pi, 0, sizeof pi);
-    pi.nodes = g->nnodes;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        switch (g->nodes[i].kind) {
-        case CUDAG_NODE_KERNEL: pi.kernel_nodes++; break;
-        case CUDAG_NODE_MEMSET: pi.memset_nodes++; break;
-        case CUDAG_NODE_MEMCPY: pi.memcpy_nodes++; break;
-        }
-    }
-    for (uint32_t i = 0; i < g->nedges; i++)
-        pi.edges[g->edges[i].kind]++;
-    /* Checked buffers are at most 64 TiB and at most 65536 of them: the sum
-     * fits in 64 bits. */
-    for (uint32_t i = 0; i < g->nbuffers; i++)
-        pi.buffer_bytes += cudag__buffer_bytes(&g->buffers[i]);
-    pi.depth = g->topo.depth;
-
-    /* Nodes per level, then the nodes grouped by level in index order (a
-     * counting sort), which the width and the schedule both need. */
-    uint32_t depth = g->topo.depth;
-    uint32_t *start = cudag__calloc((size_t)depth + 2, sizeof *start);
+    plan_counts(g, &pi);
+    uint32_t *start = cudag__calloc((size_t)g->topo.depth + 2, sizeof *start);
     uint32_t *by_level = cudag__malloc(((size_t)g->nnodes + 1) *
                                        sizeof *by_level);
-    if (!start || !by_level) {
-        cudag__free(start);
-        cudag__free(by_level);
-        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
-                              "out of memory planning graph '%s'", g->name);
-    }
-    for (uint32_t i = 0; i < g->nnodes; i++)
-        start[g->topo.level[i] + 1]++;
-    for (uint32_t l = 0; l < depth; l++) {
-        if (start[l + 1] > pi.width)
-            pi.width = start[l + 1];
-        start[l + 1] += start[l];
-    }
-    for (uint32_t i = 0; i < g->nnodes; i++)
-        by_level[start[g->topo.level[i]]++] = i;
-    /* The fill moved each start to the next level's; shift back. */
-    for (uint32_t l = depth; l > 0; l--)
-        start[l] = start[l - 1];
-    start[0] = 0;
-
-    int rc = CUDAG_OK;
-    if (text) {
-        char human[32];
-        human_bytes(human, sizeof human, pi.buffer_bytes);
-        cudag__sb b = {NULL, 0, 0, false};
-        cudag__sb_printf(&b, "graph: %s\n", g->name);
-        cudag__sb_printf(&b, "nodes: %zu (%zu kernel, %zu memset, %zu memcpy)\n",
-                         pi.nodes, pi.kernel_nodes, pi.memset_nodes,
-                         pi.memcpy_nodes);
-        cudag__sb_printf(&b,
-                         "edges: %u (%zu full, %zu programmatic, %zu "
-                         "launch_order)\n",
-                         g->nedges, pi.edges[CUDAG_EDGE_FULL],
-                         pi.edges[CUDAG_EDGE_PROGRAMMATIC],
-                         pi.edges[CUDAG_EDGE_LAUNCH_ORDER]);
-        cudag__sb_printf(&b, "depth: %zu\n", pi.depth);
-        cudag__sb_printf(&b, "width: %zu\n", pi.width);
-        cudag__sb_printf(&b, "buffers: %u (%llu bytes, %s)\n", g->nbuffers,
-                         (unsigned long long)pi.buffer_bytes, human);
-        cudag__sb_puts(&b, "schedule:\n");
-        for (uint32_t l = 0; l < depth; l++) {
-            cudag__sb_printf(&b, "level %u:", l);
-            for (uint32_t j = start[l]; j < start[l + 1]; j++) {
-                cudag__sb_puts(&b, " ");
-                cudag__sb_puts(&b, g->nodes[by_level[j]].name);
-            }
-            cudag__sb_puts(&b, "\n");
-        }
-        *text = cudag__sb_finish(&b);
-        if (!*text)
-            rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
-                                "out of memory planning graph '%s'", g->name);
-    }
+    if (!start || !by_level)
+        goto oom;
+    pi.width = plan_levels(g, start, by_level);
+    if (text && !(*text = plan_text(g, &pi, start, by_level)))
+        goto oom;
     cudag__free(start);
     cudag__free(by_level);
-    if (rc == CUDAG_OK && info)
+    if (info)
         *info = pi;
-    return rc;
+    return CUDAG_OK;
+oom:
+    cudag__free(start);
+    cudag__free(by_level);
+    return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                          "out of memory planning graph '%s'", g->name);
 }

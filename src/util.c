@@ -1,9 +1,11 @@
 /* util.c — allocation with a fault-injection seam, the arena, growable arrays,
- * the string map, diagnostics, and small string helpers. */
+ * the string map, diagnostics, a growable text buffer, and small string
+ * helpers. */
 #include "util.h"
 #include "ir.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +393,35 @@ void cudag__error_clear(cudag_error *err)
     }
 }
 
+void cudag__error_prefix(cudag_error *err, cudag__pos pos, const char *fmt,
+                         ...)
+{
+    if (!err)
+        return;
+    char pre[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(pre, sizeof pre - 2, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t p = strlen(pre), m = strlen(err->message);
+    if (p + 2 + m >= sizeof err->message)
+        m = sizeof err->message - 1 - p - 2;
+    memmove(err->message + p + 2, err->message, m);
+    err->message[p + 2 + m] = '\0';
+    memcpy(err->message, pre, p);
+    err->message[p] = ':';
+    err->message[p + 1] = ' ';
+    err->file[0] = '\0';
+    err->line = err->column = 0;
+    if (pos.file) {
+        snprintf(err->file, sizeof err->file, "%s", pos.file);
+        err->line = (int)pos.line;
+        err->column = (int)pos.col;
+    }
+}
+
 void cudag__diag_init(cudag__diag *d, const cudag_options *opts,
                       cudag_error *first)
 {
@@ -471,6 +502,89 @@ int cudag__diag_finish(cudag__diag *d)
     if (d->first)
         d->first->count = (int)d->nerr;
     return d->nerr ? d->first_code : CUDAG_OK;
+}
+
+/* ---- text buffer --------------------------------------------------- */
+
+static bool sb_reserve(cudag__sb *b, size_t more)
+{
+    if (b->oom)
+        return false;
+    if (more < b->cap - b->len)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (more >= cap - b->len) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = cudag__realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void cudag__sb_puts(cudag__sb *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!sb_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
+void cudag__sb_printf(cudag__sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    if (!sb_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cudag__sb_dot_escape(cudag__sb *b, const char *s)
+{
+    char tmp[2] = {0, 0};
+    for (; *s; s++) {
+        if (*s == '"')
+            cudag__sb_puts(b, "\\\"");
+        else if (*s == '\\')
+            cudag__sb_puts(b, "\\\\");
+        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            continue;
+        else {
+            tmp[0] = *s;
+            cudag__sb_puts(b, tmp);
+        }
+    }
+}
+
+char *cudag__sb_finish(cudag__sb *b)
+{
+    char *p = NULL;
+    if (b->oom || !sb_reserve(b, 0)) {
+        cudag__free(b->p);
+    } else {
+        p = b->p;
+        p[b->len] = '\0';  /* text may never have been appended */
+    }
+    memset(b, 0, sizeof *b);
+    return p;
 }
 
 /* ---- strings --------------------------------------------------------- */

@@ -106,6 +106,11 @@ int cudag__vfail_at(cudag_error *err, int code, cudag__pos pos,
 /* Resets *err (may be NULL) to "no error". */
 void cudag__error_clear(cudag_error *err);
 
+/* Prepends "<formatted>: " to err's message (when err is not NULL) and
+ * moves it to pos; the code stays. */
+void cudag__error_prefix(cudag_error *err, cudag__pos pos, const char *fmt,
+                         ...) CUDAG__PRINTF(3, 4);
+
 /*
  * Where the stages that find many problems in one pass put them: each goes to
  * the user's callback as it is found, the first error is kept in *first, and
@@ -150,6 +155,28 @@ bool cudag__diag_full(const cudag__diag *d);
 /* Finishes a pass: returns CUDAG_OK when no error was reported, otherwise the
  * first error's code, and stores the count in first->count. */
 int cudag__diag_finish(cudag__diag *d);
+
+/* ---- text buffer ---------------------------------------------------- */
+
+/* A NUL-terminated string that grows as text is appended.  A failed
+ * allocation sets `oom` and makes every later append a no-op, so writers
+ * check once, at the end (cudag__sb_finish). */
+typedef struct cudag__sb {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} cudag__sb;
+
+void cudag__sb_puts(cudag__sb *b, const char *s);
+void cudag__sb_printf(cudag__sb *b, const char *fmt, ...) CUDAG__PRINTF(2, 3);
+
+/* Appends s escaped for a double-quoted DOT string ('"' and '\' escaped,
+ * control characters dropped). */
+void cudag__sb_dot_escape(cudag__sb *b, const char *s);
+
+/* Returns the text (the caller frees it with cudag__free) or, after a failed
+ * allocation, NULL with the buffer freed.  The buffer is empty afterwards. */
+char *cudag__sb_finish(cudag__sb *b);
 
 /* ---- strings --------------------------------------------------------- */
 

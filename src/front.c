@@ -1,0 +1,260 @@
+/* front.c — what the YAML front end's files share while they turn document
+ * trees into IR (front.h): reporting at a position, the shape of a mapping,
+ * expressions, numbers, names, suggestions and buffer references.  Below
+ * lower.c, nodes.c and the node kinds' YAML readers; calls only down (parse,
+ * expr, graph, util). */
+#include "front.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- reports and shapes -------------------------------------------------- */
+
+int cudag__lerr(cudag__lower *lw, int code, cudag__pos pos, const char *fmt,
+                ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cudag__vreport(lw->d, CUDAG_SEV_ERROR, code, pos, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static const char *type_word(cudag__doc_type t)
+{
+    return t == CUDAG__DOC_SCALAR ? "a scalar"
+           : t == CUDAG__DOC_SEQ  ? "a sequence"
+                                  : "a mapping";
+}
+
+bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
+                 const char *what)
+{
+    if (n->type == t)
+        return true;
+    cudag__lerr(lw, CUDAG_EKEY, n->pos, "%s must be %s, not %s", what,
+                type_word(t), cudag__doc_what(n));
+    return false;
+}
+
+unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
+                           const char *const *allowed, size_t n,
+                           const char *what)
+{
+    unsigned bad = 0;
+    for (uint32_t i = 0; i < map->n; i++) {
+        const cudag__doc *k = map->items[2 * i];
+        if (cudag__free_key(k))
+            continue;
+        size_t j = 0;
+        while (j < n && strcmp(allowed[j], k->str) != 0)
+            j++;
+        if (j < n)
+            continue;
+        bad++;
+        const char *best = cudag__suggest(k->str, allowed, n);
+        if (strchr(k->str, ')') && !strchr(k->str, '('))
+            cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                        "unknown key '%s' in %s: a ',' inside {...} or [...] "
+                        "splits an expression; quote it (\"cdiv(N, 256)\") or "
+                        "use block style",
+                        k->str, what);
+        else if (best)
+            cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                        "unknown key '%s' in %s (did you mean '%s'?)", k->str,
+                        what, best);
+        else
+            cudag__lerr(lw, CUDAG_EKEY, k->pos, "unknown key '%s' in %s",
+                        k->str, what);
+    }
+    return bad;
+}
+
+int cudag__eval(cudag__lower *lw, const cudag__doc *n,
+                const cudag__binding *env, int64_t *out)
+{
+    if (n->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EEXPR, n->pos,
+                           "expected an integer expression, not %s",
+                           cudag__doc_what(n));
+    cudag__scope sc = {lw->g, env};
+    return cudag__expr_eval(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
+                            lw->d, out);
+}
+
+bool cudag__parse_float(const char *s, size_t len, double *out)
+{
+    /* A float is a decimal number with a '.' or an exponent: "2" stays an
+     * integer expression, and hex or names are never floats. */
+    bool mark = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '.' || c == 'e' || c == 'E')
+            mark = true;
+        else if (!((c >= '0' && c <= '9') || c == '-' || c == '+'))
+            return false;
+    }
+    if (!mark || len == 0 || len > 64)
+        return false;
+    char buf[65];
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + len || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cudag__free_key(const cudag__doc *k)
+{
+    return k->type == CUDAG__DOC_SCALAR && strncmp(k->str, "x-", 2) == 0;
+}
+
+
+/* ---- names and references --------------------------------------------- */
+
+static bool is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool cudag__is_alnum(char c) { return is_alpha(c) || (c >= '0' && c <= '9'); }
+
+size_t cudag__skip_ws(const char *s, size_t i, size_t len)
+{
+    while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    return i;
+}
+
+size_t cudag__ident_end(const char *s, size_t i, size_t len)
+{
+    if (i >= len || !is_alpha(s[i]))
+        return i;
+    while (i < len && cudag__is_alnum(s[i]))
+        i++;
+    return i;
+}
+
+const char *cudag__suggest_from(const char *word, const char *const *names,
+                                size_t n)
+{
+    return n ? cudag__suggest(word, names, n) : NULL;
+}
+
+/* A suggestion among the names of one namespace (an array of structs whose
+ * name is at name_off), gathered on the error path only. */
+const char *cudag__suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
+                              size_t stride, size_t name_off, const char *word)
+{
+    /* A repeated mistake in a 100 000-node graph would otherwise search
+     * every node once per report: the first few errors get the search. */
+    if (n > 4096 && lw->big_searches++ >= 4)
+        return NULL;
+    const char **names = cudag__malloc((n + 1) * sizeof *names);
+    if (!names)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = *(const char *const *)((const char *)arr + i * stride +
+                                          name_off);
+    const char *best = cudag__suggest_from(word, names, n);
+    cudag__free(names);
+    return best;
+}
+
+/* "buf", "buf + expr" or "buf+expr": a buffer and an element offset.  Returns
+ * false (nothing reported) when the text does not start with a buffer name. */
+bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
+                       const cudag__binding *env, uint32_t *buf,
+                       uint64_t *offset, int *rc)
+{
+    const char *s = sc->str;
+    size_t i = cudag__skip_ws(s, 0, sc->len);
+    size_t e = cudag__ident_end(s, i, sc->len);
+    if (e == i || e - i > CUDAG__MAX_NAME)
+        return false;
+    char name[CUDAG__MAX_NAME + 1];
+    memcpy(name, s + i, e - i);
+    name[e - i] = '\0';
+    uint32_t b = cudag__find_buffer(lw->g, name);
+    if (b == CUDAG__NONE)
+        return false;
+    *buf = b;
+    *offset = 0;
+    *rc = CUDAG_OK;
+    size_t j = cudag__skip_ws(s, e, sc->len);
+    if (j == sc->len)
+        return true;
+    if (s[j] != '+') {
+        *rc = cudag__lerr(lw, CUDAG_EEXPR, cudag__doc_pos_at(sc, j),
+                          "after buffer '%s' only '+ OFFSET' (in elements) "
+                          "may follow",
+                          name);
+        return true;
+    }
+    int64_t off;
+    cudag__scope scope = {lw->g, env};
+    size_t x = cudag__skip_ws(s, j + 1, sc->len);
+    *rc = cudag__expr_eval(s + x, sc->len - x, cudag__doc_pos_at(sc, x),
+                           &scope, lw->d, &off);
+    if (*rc == CUDAG_OK && off < 0)
+        *rc = cudag__lerr(lw, CUDAG_ERANGE, cudag__doc_pos_at(sc, x),
+                          "a buffer offset must not be negative (%lld)",
+                          (long long)off);
+    if (*rc == CUDAG_OK)
+        *offset = (uint64_t)off;
+    return true;
+}
+
+size_t cudag__leading_name(const cudag__doc *v, char name[CUDAG__MAX_NAME + 1],
+                           size_t *at)
+{
+    size_t i = cudag__skip_ws(v->str, 0, v->len);
+    size_t e = cudag__ident_end(v->str, i, v->len);
+    size_t n = e - i < CUDAG__MAX_NAME ? e - i : CUDAG__MAX_NAME;
+    memcpy(name, v->str + i, n);
+    name[n] = '\0';
+    *at = i;
+    return n;
+}
+
+/* memset: BUF [+ OFF]  /  memcpy: BUF [+ OFF], from: BUF [+ OFF] */
+bool cudag__buffer_target(cudag__lower *lw, const cudag__doc *v,
+                          const cudag__binding *env, const char *what,
+                          uint32_t *buf, uint64_t *off)
+{
+    if (!cudag__want(lw, v, CUDAG__DOC_SCALAR, what))
+        return false;
+    int rc;
+    if (cudag__buffer_ref(lw, v, env, buf, off, &rc))
+        return rc == CUDAG_OK;
+    char name[CUDAG__MAX_NAME + 1];
+    size_t i, n = cudag__leading_name(v, name, &i);
+    const char *best = n ? cudag__suggest_buffer(lw, name) : NULL;
+    cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
+                "%s needs a buffer, and '%s' is none%s%s%s", what,
+                n ? name : v->str, CUDAG__DYM(best));
+    return false;
+}
+
+void cudag__lower_count(cudag__lower *lw, const cudag__pending *p,
+                        const cudag__doc *count, uint64_t dflt, uint64_t *out)
+{
+    *out = dflt;
+    int64_t c;
+    if (!count || cudag__eval(lw, count, p->env, &c) != CUDAG_OK)
+        return;
+    if (c < 1) {
+        cudag__lerr(lw, CUDAG_ERANGE, count->pos,
+                    "count must be at least 1, not %lld", (long long)c);
+        return;
+    }
+    *out = (uint64_t)c;
+}
+

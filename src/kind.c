@@ -1,0 +1,34 @@
+/* kind.c — the node-kind table (kind.h): one line per kind, in the order of
+ * cudag_node_kind, and the lookups the stages use instead of switching on a
+ * node's kind.  Also the public cudag_graph_node_kind(). */
+#include "kind.h"
+
+/* Indexed by cudag_node_kind: table[k]->kind == k (tests/test_kind.c checks). */
+static const cudag__kind_ops *const table[] = {
+    &cudag__kind_kernel,
+    &cudag__kind_memset,
+    &cudag__kind_memcpy,
+};
+#define NKINDS (sizeof table / sizeof *table)
+
+const cudag__kind_ops *cudag__kind(cudag_node_kind k)
+{
+    return (unsigned)k < NKINDS ? table[k] : NULL;
+}
+
+const cudag__kind_ops *const *cudag__kinds(size_t *n)
+{
+    *n = NKINDS;
+    return table;
+}
+
+const char *cudag__node_kind_name(cudag_node_kind k)
+{
+    const cudag__kind_ops *ops = cudag__kind(k);
+    return ops ? ops->name : table[0]->name;
+}
+
+cudag_node_kind cudag_graph_node_kind(const cudag_graph *g, size_t i)
+{
+    return g && i < g->nnodes ? g->nodes[i].kind : table[0]->kind;
+}

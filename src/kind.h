@@ -1,0 +1,146 @@
+/* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy)
+ * lives in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the
+ * stages (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes
+ * and call through cudag__kind(), never switching on a node's kind.
+ * docs/architecture.md shows where this sits in the pipeline. */
+#ifndef CUDAG_KIND_H
+#define CUDAG_KIND_H
+
+#include "build.h"
+#include "checker.h"
+#include "exec.h"
+#include "front.h"
+
+/* What the build stage hands a kind's build steps.  A field added here for a
+ * new kind leaves the other kinds' code as it is. */
+typedef struct cudag__build_ctx {
+    const cudag__gpu *gpu;      /* its context is current */
+    const cudag_graph *g;       /* checked */
+    cudag__code *code;          /* the loaded kernels; NULL when adding */
+    const CUdeviceptr *bufs;    /* per buffer: its device address */
+    const cudag__launches *l;   /* per node: launch descriptions; NULL
+                                   while describing */
+} cudag__build_ctx;
+
+/*
+ * One node kind: its name, the YAML that selects it, and every step of a
+ * node's life that depends on the kind.  The contract for a new kind's
+ * author:
+ *
+ * - Write src/kind_<name>.c holding every kind-specific step below, with a
+ *   `const cudag__kind_ops cudag__kind_<name>` filled in; add its IR body to
+ *   the union in cudag__node (ir.h), its value to cudag_node_kind
+ *   (cudag.h, appended: the values are ABI), and one line to the table in
+ *   kind.c.  Tests: tests/test_kind_<name>.c or the stage suites, bad inputs
+ *   in tests/data/bad/ with their exact messages, golden outputs
+ *   regenerated (tests/golden/golden.py --update).
+ * - A kind file calls only below itself (front.c, checker.c, values.c,
+ *   graph.c, expr.c, parse.c, util.c, error.c, driver.c; the driver through
+ *   gpu->drv).  It never calls a stage: a step that needs one (a kind whose
+ *   node holds a sub-graph builds it through the same front end, checker and
+ *   build) gets it as a function pointer added to the context it is handed
+ *   (cudag__build_ctx, cudag__checker, cudag__lower), so that no two files
+ *   call each other (tests/layers checks it).
+ * - Every step reports through the error value or diagnostic sink it is
+ *   given, with the node's most precise position; none prints.  What a
+ *   node holds lives in its graph's arena and goes with the graph: there is
+ *   no per-node free.  A kind that needs more (a sub-graph of its own) adds
+ *   it to a list its graph owns and frees, so that graph.c, below the
+ *   kinds, never calls up into one.
+ * - A NULL step means "nothing to do" where the field says so.
+ */
+typedef struct cudag__kind_ops {
+    cudag_node_kind kind;
+    /* The YAML key that selects the kind ("kernel") and the word messages
+     * use ("a kernel node", "kernel, memset or memcpy"). */
+    const char *name;
+    const char *what;           /* "a kernel node": unknown keys are in it */
+    /* Every key a body of this kind may have, its own name and "after"
+     * included. */
+    const char *const *keys;
+    size_t nkeys;
+    /* May the node be an end of a programmatic or launch-order edge?  (Its
+     * driver node has the ports CU_GRAPH_KERNEL_NODE_PORT_*.) */
+    bool pdl_end;
+    /* Where cudag_plan counts this kind: offsetof(cudag_plan_info, …). */
+    size_t plan_count;
+
+    /* ---- front end (nodes.c) ---- */
+    /* Lowers the body p->body (its keys already checked against `keys`)
+     * into lw->g->nodes[p->node], whose name, position, group and kind are
+     * set.  Reports every problem to lw (cudag__lerr) and leaves fields it
+     * could not lower in a state the checker never sees (a graph with
+     * lowering errors is not checked). */
+    void (*read_yaml)(cudag__lower *lw, const cudag__pending *p);
+
+    /* ---- checker (check.c) ---- */
+    /* Checks node n of c->g against the graph's buffers and signatures
+     * (ranges, types, launch limits), reporting through cudag__check_fail,
+     * and counts each buffer it uses in c->uses[].  Reads only. */
+    void (*check)(cudag__checker *c, const cudag__node *n);
+
+    /* ---- build (build.c) ---- */
+    /* The signature whose code the node launches, and where the node names
+     * it (*pos, or the node's position); CUDAG__NONE when the node runs no
+     * kernel.  NULL for kinds that never do.  The build loads exactly the
+     * code nodes name; exec updates refuse code that was not loaded. */
+    uint32_t (*code)(const cudag__node *n, cudag__pos *pos);
+    /* Parameter slots its launch description needs (cudag__launch.params);
+     * NULL for none. */
+    uint32_t (*launch_slots)(const cudag__node *n);
+    /* Fills *L, whose params/vals/pbuf/poff point at launch_slots(n) slots,
+     * from node n (b->l is NULL).  NULL when the kind has no launch
+     * description.  On error, err names the node. */
+    int (*describe)(const cudag__build_ctx *b, uint32_t n, cudag__launch *L,
+                    cudag_error *err);
+    /* Why the node's loaded code cannot be the downstream end of a
+     * programmatic edge (a sentence into why[cap]), or leaves why empty
+     * when it can.  Only asked of pdl_end kinds on a device that has PDL;
+     * NULL: always can. */
+    void (*pdl_wait)(const cudag__build_ctx *b, const cudag__node *n,
+                     char *why, size_t cap);
+    /* Adds node n to `graph` with no dependencies (the build adds the
+     * edges), its handle into *out.  Driver failures name the node and
+     * carry its position. */
+    int (*add)(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
+               CUgraphNode *out, cudag_error *err);
+
+    /* ---- instantiated graph (exec.c) ---- */
+    /* Re-points node n of x at x->bufs[] after buffer `buf` moved, in the
+     * instantiated graph; a node that does not use `buf` is left alone.
+     * With err NULL it is a best-effort undo after another node failed. */
+    int (*repoint)(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err);
+    /* Sets argument `index` of node n of x to *a (a NULL a is refused) in
+     * the instantiated graph, keeping the old value when the driver
+     * refuses.  NULL: the kind has no arguments (cudag_exec_set_arg says
+     * the node is not a kernel node). */
+    int (*set_arg)(cudag_exec *x, uint32_t n, unsigned index,
+                   const cudag_arg *a, cudag_error *err);
+
+    /* ---- output (dot.c) ---- */
+    /* Appends what the node's DOT label shows after its name (escaped with
+     * cudag__sb_dot_escape), without the closing quote. */
+    void (*dot_label)(cudag__sb *b, const cudag_graph *g,
+                      const cudag__node *n);
+    /* The node's DOT attributes after its label (", shape=…"), or NULL for
+     * the graph's default box; and its legend entry's label. */
+    const char *dot_shape;
+    const char *dot_legend;
+} cudag__kind_ops;
+
+/* The ops of kind k, or NULL for a value that names no kind (a corrupted
+ * IR: the checker reports it, later stages never see it). */
+const cudag__kind_ops *cudag__kind(cudag_node_kind k);
+
+/* The kinds in table order (the order of cudag_node_kind); *n their count. */
+const cudag__kind_ops *const *cudag__kinds(size_t *n);
+
+/* The kind's name; "kernel" for a value that names no kind. */
+const char *cudag__node_kind_name(cudag_node_kind k);
+
+/* The kinds, table order. */
+extern const cudag__kind_ops cudag__kind_kernel;
+extern const cudag__kind_ops cudag__kind_memset;
+extern const cudag__kind_ops cudag__kind_memcpy;
+
+#endif /* CUDAG_KIND_H */

@@ -1,0 +1,774 @@
+/* kind_kernel.c — kernel nodes: `kernel: NAME` with grid, block, smem and
+ * args; checked against the kernel's signature and the launch limits, added
+ * with cuGraphAddKernelNode and updated with cuGraphExecKernelNodeSetParams.
+ * The only kind that may end a programmatic edge.  One entry of the node-kind
+ * table (kind.h). */
+#include "kind.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- YAML ------------------------------------------------------------- */
+
+static int lower_arg(cudag__lower *lw, const cudag__doc *v,
+                     const cudag__binding *env, cudag_type want,
+                     cudag__arg *a)
+{
+    a->pos = v->pos;
+    if (v->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EARGS, v->pos,
+                           "an argument must be a scalar, not %s",
+                           cudag__doc_what(v));
+    int rc;
+    if (cudag__buffer_ref(lw, v, env, &a->buffer, &a->offset, &rc)) {
+        a->kind = CUDAG_ARG_BUFFER;
+        return rc;
+    }
+    if (v->plain && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0)) {
+        a->kind = CUDAG_ARG_NULL;
+        return CUDAG_OK;
+    }
+    if (want == CUDAG_TYPE_PTR) {
+        char name[CUDAG__MAX_NAME + 1];
+        size_t i, n = cudag__leading_name(v, name, &i);
+        if (n) {
+            const char *best = cudag__suggest_buffer(lw, name);
+            return cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
+                               "unknown buffer '%s'%s%s%s", name,
+                               CUDAG__DYM(best));
+        }
+        /* A number for a pointer: lowered as an integer, the checker says
+         * what is wrong with it. */
+    }
+    double f;
+    if (cudag__parse_float(v->str, v->len, &f)) {
+        a->kind = CUDAG_ARG_FLOAT;
+        a->f = f;
+        return CUDAG_OK;
+    }
+    a->kind = CUDAG_ARG_INT;
+    return cudag__eval(lw, v, env, &a->i);
+}
+
+static void lower_args(cudag__lower *lw, const cudag__pending *p,
+                       const cudag__doc *args, cudag__kernel *k,
+                       const cudag__sig *sig)
+{
+    cudag_graph *g = lw->g;
+    const char *self = g->nodes[p->node].name;
+    k->args_pos = args ? args->pos : g->nodes[p->node].pos;
+    if (!args || (args->type == CUDAG__DOC_SCALAR && args->len == 0))
+        return;
+    if (args->type == CUDAG__DOC_SCALAR) {
+        cudag__lerr(lw, CUDAG_EARGS, args->pos,
+                    "args must be a list or a mapping by parameter name");
+        return;
+    }
+    uint32_t n = args->n;
+    bool named = args->type == CUDAG__DOC_MAP;
+    if (named && !sig)
+        return;     /* the unknown kernel was reported already */
+    if (named)
+        n = sig->nparams;
+    if (n > CUDAG__MAX_ARGS) {
+        cudag__lerr(lw, CUDAG_ELIMIT, args->pos, "more than %u arguments",
+                    CUDAG__MAX_ARGS);
+        return;
+    }
+    cudag__arg *a = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *a);
+    if (!a) {
+        cudag__lerr(lw, CUDAG_ENOMEM, args->pos, "out of memory");
+        return;
+    }
+    bool ok = true;
+    if (!named) {
+        for (uint32_t i = 0; i < n; i++) {
+            cudag_type want = sig && i < sig->nparams ? sig->types[i]
+                                                      : CUDAG_TYPE_NONE;
+            if (lower_arg(lw, args->items[i], p->env, want, &a[i]) != CUDAG_OK)
+                ok = false;
+        }
+    } else {
+        bool *seen = cudag__calloc(n + 1, sizeof *seen);
+        if (!seen) {
+            cudag__lerr(lw, CUDAG_ENOMEM, args->pos, "out of memory");
+            return;
+        }
+        for (uint32_t i = 0; i < args->n; i++) {
+            const cudag__doc *key = args->items[2 * i];
+            if (cudag__free_key(key))
+                continue;
+            uint32_t j = 0;
+            while (j < n && strcmp(sig->pnames[j], key->str) != 0)
+                j++;
+            if (j == n) {
+                const char *best =
+                    cudag__suggest_from(key->str, sig->pnames, n);
+                cudag__lerr(lw, CUDAG_EARGS, key->pos,
+                            "kernel '%s' has no parameter '%s'%s%s%s",
+                            sig->name, key->str, CUDAG__DYM(best));
+                ok = false;
+                continue;
+            }
+            seen[j] = true;
+            if (lower_arg(lw, args->items[2 * i + 1], p->env, sig->types[j],
+                          &a[j]) != CUDAG_OK)
+                ok = false;
+        }
+        for (uint32_t j = 0; j < n && ok; j++)
+            if (!seen[j]) {
+                cudag__lerr(lw, CUDAG_EARGS, args->pos,
+                            "node '%s': missing argument '%s' (%s) of kernel "
+                            "'%s'",
+                            self, sig->pnames[j],
+                            cudag_type_name(sig->types[j]), sig->name);
+                ok = false;
+            }
+        cudag__free(seen);
+    }
+    if (ok) {
+        k->args = a;
+        k->nargs = n;
+    } else {
+        /* Errors were reported, and a graph with lowering errors is never
+         * checked, so the node is left without arguments. */
+        k->args = NULL;
+        k->nargs = 0;
+    }
+}
+
+/* grid/block: EXPR or [X, Y, Z] with 1 to 3 entries. */
+static int lower_dims(cudag__lower *lw, const cudag__doc *v,
+                      const cudag__binding *env, const char *what,
+                      int64_t out[3])
+{
+    out[0] = out[1] = out[2] = 1;
+    if (v->type == CUDAG__DOC_SCALAR)
+        return cudag__eval(lw, v, env, &out[0]);
+    if (v->type != CUDAG__DOC_SEQ || v->n < 1 || v->n > 3)
+        return cudag__lerr(lw, CUDAG_EKEY, v->pos,
+                           "%s must be a number or a list of 1 to 3 numbers",
+                           what);
+    for (uint32_t i = 0; i < v->n; i++) {
+        int rc = cudag__eval(lw, v->items[i], env, &out[i]);
+        if (rc != CUDAG_OK)
+            return rc;
+    }
+    return CUDAG_OK;
+}
+
+static void read_yaml(cudag__lower *lw, const cudag__pending *p)
+{
+    cudag__node *n = &lw->g->nodes[p->node];
+    const cudag__doc *b = p->body;
+    cudag__kernel *k = &n->u.k;
+    const cudag__doc *kern = cudag__doc_get(b, "kernel");
+    const cudag__doc *grid = cudag__doc_get(b, "grid");
+    const cudag__doc *block = cudag__doc_get(b, "block");
+    const cudag__doc *smem = cudag__doc_get(b, "smem");
+    const cudag__sig *sig = NULL;
+    k->sig = CUDAG__NONE;
+    k->sig_pos = kern->pos;
+    if (cudag__want(lw, kern, CUDAG__DOC_SCALAR, "kernel")) {
+        k->sig = cudag__find_sig(lw->g, kern->str);
+        if (k->sig == CUDAG__NONE) {
+            const char *best = cudag__suggest_sig(lw, kern->str);
+            cudag__lerr(lw, CUDAG_EUNKNOWN, kern->pos,
+                        "unknown kernel '%s'%s%s%s", kern->str,
+                        CUDAG__DYM(best));
+        } else {
+            sig = &lw->g->sigs[k->sig];
+        }
+    }
+    if (!grid || !block)
+        cudag__lerr(lw, CUDAG_EKEY, n->pos, "kernel node '%s' needs '%s'",
+                    n->name, grid ? "block" : "grid");
+    if (grid) {
+        k->grid_pos = grid->pos;
+        lower_dims(lw, grid, p->env, "grid", k->grid);
+    }
+    if (block) {
+        k->block_pos = block->pos;
+        lower_dims(lw, block, p->env, "block", k->block);
+    }
+    if (smem) {
+        k->smem_pos = smem->pos;
+        cudag__eval(lw, smem, p->env, &k->smem);
+    }
+    lower_args(lw, p, cudag__doc_get(b, "args"), k, sig);
+}
+
+/* ---- checks ----------------------------------------------------------- */
+
+/* "x: ptr, y: ptr, a: f32, n: i64", cut short with "…" if it is long. */
+static void sig_text(const cudag__sig *s, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < s->nparams; i++) {
+        const char *tn = cudag_type_name(s->types[i]);
+        int n = snprintf(buf + len, cap - len, "%s%s: %s", i ? ", " : "",
+                         s->pnames && s->pnames[i] ? s->pnames[i] : "?",
+                         tn ? tn : "?");
+        if (n < 0 || (size_t)n >= cap - len - 4) {
+            snprintf(buf + len, cap - len, ", ...");
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
+/* What an argument is, for messages: "buffer 'x'", "integer 3", … */
+static const char *arg_text(const cudag_graph *g, const cudag__arg *a,
+                            char *buf, size_t cap)
+{
+    char num[40];
+    switch (a->kind) {
+    case CUDAG_ARG_BUFFER:
+        if (a->buffer < g->nbuffers)
+            snprintf(buf, cap, "buffer '%s'", g->buffers[a->buffer].name);
+        else
+            snprintf(buf, cap, "a buffer");
+        break;
+    case CUDAG_ARG_INT:
+        snprintf(buf, cap, "integer %lld", (long long)a->i);
+        break;
+    case CUDAG_ARG_FLOAT:
+        snprintf(buf, cap, "number %s", cudag__fmt_num(num, a->f));
+        break;
+    case CUDAG_ARG_NULL:
+        snprintf(buf, cap, "null");
+        break;
+    default:
+        snprintf(buf, cap, "an invalid argument");
+        break;
+    }
+    return buf;
+}
+
+static void check_arg(cudag__checker *c, const cudag__node *n,
+                      const cudag__sig *s, uint32_t i, uint32_t *uses)
+{
+    const cudag_graph *g = c->g;
+    const cudag__arg *a = &n->u.k.args[i];
+    cudag_type t = s->types[i];
+    const char *tn = cudag_type_name(t);
+    const char *pn = s->pnames && s->pnames[i] ? s->pnames[i] : "?";
+    cudag__pos pos = cudag__pick(a->pos, cudag__pick(n->u.k.args_pos, n->pos));
+    char what[320], num[40];
+
+    if (a->kind == CUDAG_ARG_BUFFER) {
+        if (a->buffer >= g->nbuffers) {
+            cudag__check_fail(
+                c, CUDAG_EUNKNOWN, pos,
+                "node '%s': argument '%s' refers to buffer index %u, but "
+                "the graph has %u buffers",
+                n->name, pn, a->buffer, g->nbuffers);
+            return;
+        }
+        const cudag__buffer *b = &g->buffers[a->buffer];
+        uses[a->buffer]++;
+        if (t != CUDAG_TYPE_PTR)
+            goto mismatch;
+        if (a->offset >= b->count && b->count > 0)
+            cudag__check_fail(
+                c, CUDAG_ERANGE, pos,
+                "node '%s': argument '%s': offset %llu is outside buffer "
+                "'%s' (%llu element%s)",
+                n->name, pn, (unsigned long long)a->offset, b->name,
+                (unsigned long long)b->count, cudag__plural(b->count));
+        return;
+    }
+    if (a->kind != CUDAG_ARG_INT && a->kind != CUDAG_ARG_FLOAT &&
+        a->kind != CUDAG_ARG_NULL) {
+        cudag__check_fail(c, CUDAG_EINVAL, pos,
+                          "node '%s': argument '%s' has an invalid kind %d",
+                          n->name, pn, (int)a->kind);
+        return;
+    }
+    if (t == CUDAG_TYPE_PTR) {
+        if (a->kind != CUDAG_ARG_NULL)
+            goto mismatch;
+        return;
+    }
+    if (cudag__is_int_type(t)) {
+        if (a->kind != CUDAG_ARG_INT)
+            goto mismatch;
+        int64_t lo, hi;
+        cudag__int_range(t, &lo, &hi);
+        if (a->i < lo || a->i > hi)
+            cudag__check_fail(
+                c, CUDAG_ERANGE, pos,
+                "node '%s': argument '%s' is %lld, out of range for %s "
+                "(%lld to %lld)",
+                n->name, pn, (long long)a->i, tn, (long long)lo, (long long)hi);
+        return;
+    }
+    if (cudag__is_float_type(t)) {
+        double v;
+        if (a->kind == CUDAG_ARG_INT)
+            v = (double)a->i;
+        else if (a->kind == CUDAG_ARG_FLOAT)
+            v = a->f;
+        else
+            goto mismatch;
+        /* An explicit infinity or NaN is passed as it is; a finite value
+         * that would become one is a mistake. */
+        if (isfinite(v) && fabs(v) > cudag__float_max(t))
+            cudag__check_fail(
+                c, CUDAG_ERANGE, pos,
+                "node '%s': argument '%s' is %s, out of range for %s", n->name,
+                pn, cudag__fmt_num(num, v), tn);
+        return;
+    }
+    return; /* an invalid parameter type was reported with its signature */
+
+mismatch:
+    cudag__check_fail(c, CUDAG_ETYPE, pos,
+                      "node '%s': argument '%s' (%s) must be %s, got %s",
+                      n->name, pn, tn,
+                      t == CUDAG_TYPE_PTR     ? "a buffer or null"
+                      : cudag__is_int_type(t) ? "an integer"
+                                              : "a number",
+                      arg_text(g, a, what, sizeof what));
+}
+
+static void check_dims(cudag__checker *c, const cudag__node *n,
+                       const char *what, const int64_t dim[3],
+                       const uint32_t max[3], cudag__pos pos)
+{
+    static const char xyz[] = "xyz";
+    for (int i = 0; i < 3; i++) {
+        if (dim[i] < 1)
+            cudag__check_fail(c, CUDAG_ERANGE, pos,
+                              "node '%s': %s %c is %lld (must be at least 1)",
+                              n->name, what, xyz[i], (long long)dim[i]);
+        else if (dim[i] > (int64_t)max[i])
+            cudag__check_fail(c, CUDAG_ELIMIT, pos,
+                              "node '%s': %s %c is %lld (at most %u)", n->name,
+                              what, xyz[i], (long long)dim[i], max[i]);
+    }
+}
+
+static void check(cudag__checker *c, const cudag__node *n)
+{
+    uint32_t *uses = c->uses;
+    static const uint32_t grid_max[3] = {CUDAG__MAX_GRID_X, CUDAG__MAX_GRID_Y,
+                                         CUDAG__MAX_GRID_Z};
+    static const uint32_t block_max[3] = {
+        CUDAG__MAX_BLOCK_X, CUDAG__MAX_BLOCK_Y, CUDAG__MAX_BLOCK_Z};
+    const cudag_graph *g = c->g;
+    const cudag__kernel *k = &n->u.k;
+
+    check_dims(c, n, "grid", k->grid, grid_max,
+               cudag__pick(k->grid_pos, n->pos));
+    cudag__pos bpos = cudag__pick(k->block_pos, n->pos);
+    check_dims(c, n, "block", k->block, block_max, bpos);
+    bool dims_ok = true;
+    for (int i = 0; i < 3; i++)
+        dims_ok &= k->block[i] >= 1 && k->block[i] <= (int64_t)block_max[i];
+    /* Each dimension is at most 1024 here, so the product cannot overflow. */
+    if (dims_ok) {
+        int64_t threads = k->block[0] * k->block[1] * k->block[2];
+        if (threads > (int64_t)CUDAG__MAX_BLOCK_THREADS)
+            cudag__check_fail(
+                c, CUDAG_ELIMIT, bpos,
+                "node '%s': block has %lld threads (%lld x %lld x %lld; at "
+                "most %u)",
+                n->name, (long long)threads, (long long)k->block[0],
+                (long long)k->block[1], (long long)k->block[2],
+                CUDAG__MAX_BLOCK_THREADS);
+    }
+    cudag__pos spos = cudag__pick(k->smem_pos, n->pos);
+    if (k->smem < 0)
+        cudag__check_fail(c, CUDAG_ERANGE, spos,
+                          "node '%s': smem is %lld bytes (must be at least 0)",
+                          n->name, (long long)k->smem);
+    else if (k->smem > (int64_t)CUDAG__MAX_SMEM)
+        cudag__check_fail(c, CUDAG_ELIMIT, spos,
+                          "node '%s': smem is %lld bytes (at most %u)", n->name,
+                          (long long)k->smem, CUDAG__MAX_SMEM);
+
+    if (k->sig >= g->nsigs) {
+        cudag__check_fail(
+            c, CUDAG_EUNKNOWN, cudag__pick(k->sig_pos, n->pos),
+            "node '%s' refers to kernel index %u, but the graph has %u "
+            "kernels",
+            n->name, k->sig, g->nsigs);
+        return;
+    }
+    const cudag__sig *s = &g->sigs[k->sig];
+    if (k->nargs != s->nparams) {
+        char sig[700];
+        sig_text(s, sig, sizeof sig);
+        if (s->nparams == 0)
+            cudag__check_fail(
+                c, CUDAG_EARGS, cudag__pick(k->args_pos, n->pos),
+                "node '%s': kernel '%s' takes no arguments, got %u", n->name,
+                s->name, k->nargs);
+        else
+            cudag__check_fail(
+                c, CUDAG_EARGS, cudag__pick(k->args_pos, n->pos),
+                "node '%s': kernel '%s' takes %u argument%s (%s), got %u",
+                n->name, s->name, s->nparams, s->nparams == 1 ? "" : "s", sig,
+                k->nargs);
+        /* Matching the rest against shifted parameters would only repeat
+         * the same mistake; count the buffers so they are not "unused". */
+        for (uint32_t i = 0; i < k->nargs; i++)
+            if (k->args[i].kind == CUDAG_ARG_BUFFER &&
+                k->args[i].buffer < g->nbuffers)
+                uses[k->args[i].buffer]++;
+        return;
+    }
+    for (uint32_t i = 0; i < k->nargs && !cudag__check_full(c); i++)
+        check_arg(c, n, s, i, uses);
+}
+
+/* ---- build ------------------------------------------------------------ */
+
+static uint32_t code(const cudag__node *n, cudag__pos *pos)
+{
+    *pos = n->u.k.sig_pos.line ? n->u.k.sig_pos : n->pos;
+    return n->u.k.sig;
+}
+
+static uint32_t launch_slots(const cudag__node *n) { return n->u.k.nargs; }
+
+/* Default dynamic shared memory every function accepts without opting in. */
+#define SMEM_DEFAULT (48u * 1024u)
+
+static int prepare_smem(const cudag__gpu *gpu, const cudag_graph *g,
+                        cudag__code *c, uint32_t node, cudag_error *err)
+{
+    const cudag__node *n = &g->nodes[node];
+    const cudag__kernel *k = &n->u.k;
+    const cudag__sig *sig = &g->sigs[k->sig];
+    cudag__pos pos = k->smem_pos.line ? k->smem_pos : n->pos;
+    int64_t limit = (int64_t)gpu->smem_optin - c->static_smem[k->sig];
+    if (k->smem < 0 || k->smem > limit)
+        return cudag__fail_at(err, CUDAG_ELIMIT, pos,
+                              "node '%s' asks for %lld bytes of dynamic shared "
+                              "memory; kernel '%s' may have at most %lld on "
+                              "this device (%d opt-in minus %d static)",
+                              n->name, (long long)k->smem, sig->name,
+                              (long long)(limit > 0 ? limit : 0),
+                              gpu->smem_optin, c->static_smem[k->sig]);
+    if (k->smem > SMEM_DEFAULT && k->smem > c->smem_set[k->sig]) {
+        CUresult r = gpu->drv->cuFuncSetAttribute(
+            c->funcs[k->sig], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            (int)k->smem);
+        if (r != CUDA_SUCCESS)
+            return cudag__cu_fail(err, gpu->drv, r, pos,
+                                  "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_"
+                                  "BYTES, %lld) for node '%s'",
+                                  (long long)k->smem, n->name);
+        c->smem_set[k->sig] = (int)k->smem;
+    }
+    return CUDAG_OK;
+}
+
+static int describe(const cudag__build_ctx *b, uint32_t n, cudag__launch *L,
+                    cudag_error *err)
+{
+    const cudag_graph *g = b->g;
+    const cudag__node *nd = &g->nodes[n];
+    const cudag__kernel *k = &nd->u.k;
+    const cudag__sig *sig = &g->sigs[k->sig];
+    if (k->nargs != sig->nparams)
+        return cudag__fail_at(err, CUDAG_EARGS,
+                              k->args_pos.line ? k->args_pos : nd->pos,
+                              "node '%s': %u arguments for kernel '%s', which "
+                              "takes %u",
+                              nd->name, k->nargs, sig->name, sig->nparams);
+    int rc = prepare_smem(b->gpu, g, b->code, n, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    L->fn = b->code->funcs[k->sig];
+    for (int i = 0; i < 3; i++) {
+        L->grid[i] = (unsigned)k->grid[i];
+        L->block[i] = (unsigned)k->block[i];
+    }
+    L->smem = (unsigned)k->smem;
+    L->nparams = k->nargs;
+    for (uint32_t i = 0; i < k->nargs; i++) {
+        const cudag__arg *a = &k->args[i];
+        rc = cudag__pack_arg(g, sig->types[i], a, b->bufs, &L->vals[i], err);
+        if (rc != CUDAG_OK) {
+            /* Say which node and argument, at the argument's position
+             * (or the node's when it has none). */
+            cudag__error_prefix(err, a->pos.line ? a->pos : nd->pos,
+                                "node '%s', argument %u ('%s')", nd->name, i,
+                                sig->pnames[i]);
+            return rc;
+        }
+        L->params[i] = &L->vals[i];
+        bool ptr = a->kind == CUDAG_ARG_BUFFER;
+        L->pbuf[i] = ptr ? a->buffer : CUDAG__NONE;
+        L->poff[i] = ptr ? a->offset : 0;
+    }
+    return CUDAG_OK;
+}
+
+bool cudag__code_can_wait(const cudag_graph *g, const cudag__code *c,
+                          uint32_t sig)
+{
+    if (sig >= g->nsigs || !g->sigs[sig].pdl || !c->funcs[sig])
+        return false;
+    /* griddepcontrol.wait exists from sm_90 on; code compiled for an older
+     * target, or JIT-compiled from older PTX, had it compiled out. */
+    if (c->binary_version[sig] < 90)
+        return false;
+    return c->ptx_version[sig] == 0 || c->ptx_version[sig] >= 90;
+}
+
+static void pdl_wait(const cudag__build_ctx *b, const cudag__node *n,
+                     char *why, size_t cap)
+{
+    const cudag_graph *g = b->g;
+    const cudag__code *c = b->code;
+    uint32_t s = n->u.k.sig;
+    if (cudag__code_can_wait(g, c, s))
+        return;
+    const cudag__sig *sig = &g->sigs[s];
+    if (!sig->pdl)
+        snprintf(why, cap,
+                 "kernel '%s' is not declared pdl, so nothing says it waits "
+                 "(griddepcontrol.wait) before reading upstream data",
+                 sig->name);
+    else if (c->ptx_version[s] && c->ptx_version[s] < 90)
+        snprintf(why, cap,
+                 "the loaded code of kernel '%s' was JIT-compiled from "
+                 "compute_%d PTX, where griddepcontrol.wait is compiled out",
+                 sig->name, c->ptx_version[s]);
+    else
+        snprintf(why, cap,
+                 "the loaded code of kernel '%s' was built for sm_%d, which "
+                 "has no griddepcontrol.wait",
+                 sig->name, c->binary_version[s]);
+}
+
+void cudag__kernel_params(const cudag__launch *k, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    memset(p, 0, sizeof *p);
+    p->func = k->fn;
+    p->gridDimX = k->grid[0];
+    p->gridDimY = k->grid[1];
+    p->gridDimZ = k->grid[2];
+    p->blockDimX = k->block[0];
+    p->blockDimY = k->block[1];
+    p->blockDimZ = k->block[2];
+    p->sharedMemBytes = k->smem;
+    p->kernelParams = k->params;
+}
+
+static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
+               CUgraphNode *out, cudag_error *err)
+{
+    const cudag__node *nd = &b->g->nodes[n];
+    CUDA_KERNEL_NODE_PARAMS p;
+    cudag__kernel_params(&b->l->k[n], &p);
+    CUresult r = b->gpu->drv->cuGraphAddKernelNode(out, graph, NULL, 0, &p);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, b->gpu->drv, r, nd->pos,
+                              "cuGraphAddKernelNode for node '%s'", nd->name);
+    return CUDAG_OK;
+}
+
+/* ---- the instantiated graph --------------------------------------------- */
+
+/* Pushes kernel node n's current launch description to the exec. */
+static int push_kernel(cudag_exec *x, uint32_t n, cudag_error *err)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    cudag__kernel_params(&x->launch.k[n], &p);
+    CUresult r = x->gpu.drv->cuGraphExecKernelNodeSetParams(
+        x->gexec, x->built.nodes[n], &p);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
+                              "cuGraphExecKernelNodeSetParams: node '%s'",
+                              x->g->nodes[n].name);
+    return CUDAG_OK;
+}
+
+static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
+{
+    cudag__launch *L = &x->launch.k[n];
+    bool uses = false;
+    for (uint32_t i = 0; i < L->nparams; i++)
+        if (L->pbuf[i] == buf) {
+            size_t es = cudag_type_size(x->g->buffers[buf].type);
+            L->vals[i] = x->bufs[buf] + L->poff[i] * es;
+            uses = true;
+        }
+    return uses ? push_kernel(x, n, err) : CUDAG_OK;
+}
+
+static int set_arg(cudag_exec *x, uint32_t n, unsigned index,
+                   const cudag_arg *arg, cudag_error *err)
+{
+    const cudag_graph *g = x->g;
+    const cudag__node *nd = &g->nodes[n];
+    const cudag__sig *sig = &g->sigs[nd->u.k.sig];
+    if (index >= sig->nparams || !arg)
+        return cudag__fail_at(err, CUDAG_EARGS, nd->pos,
+                              "cudag_exec_set_arg: node '%s': %s (kernel '%s' "
+                              "takes %u)",
+                              nd->name,
+                              arg ? "argument index out of range"
+                                  : "argument is NULL",
+                              sig->name, sig->nparams);
+    cudag__arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = arg->kind;
+    a.pos = nd->pos;
+    a.offset = arg->offset;
+    a.i = arg->i;
+    a.f = arg->f;
+    int rc = CUDAG_OK;
+    if (arg->kind == CUDAG_ARG_BUFFER) {
+        a.buffer = cudag__need_buffer(g, arg->buffer, "cudag_exec_set_arg", &rc,
+                                      err);
+        if (rc != CUDAG_OK)
+            return rc;
+    }
+    cudag__launch *L = &x->launch.k[n];
+    uint64_t slot;
+    rc = cudag__pack_arg(g, sig->types[index], &a, x->bufs, &slot, err);
+    if (rc != CUDAG_OK) {
+        cudag__error_prefix(err, nd->pos,
+                            "cudag_exec_set_arg: node '%s', argument %u ('%s')",
+                            nd->name, index, sig->pnames[index]);
+        return rc;
+    }
+    /* Commit only what the driver took. */
+    uint64_t old = L->vals[index], oldoff = L->poff[index];
+    uint32_t oldbuf = L->pbuf[index];
+    L->vals[index] = slot;
+    L->pbuf[index] = a.kind == CUDAG_ARG_BUFFER ? a.buffer : CUDAG__NONE;
+    L->poff[index] = a.kind == CUDAG_ARG_BUFFER ? a.offset : 0;
+    rc = push_kernel(x, n, err);
+    if (rc != CUDAG_OK) {
+        L->vals[index] = old;
+        L->pbuf[index] = oldbuf;
+        L->poff[index] = oldoff;
+    }
+    return rc;
+}
+
+/* ---- DOT ---------------------------------------------------------------- */
+
+/* "64", "64x2" or "64x2x3": trailing 1s left out. */
+static void put_dim(cudag__sb *b, const int64_t d[3])
+{
+    if (d[2] != 1)
+        cudag__sb_printf(b, "%lldx%lldx%lld", (long long)d[0], (long long)d[1],
+                         (long long)d[2]);
+    else if (d[1] != 1)
+        cudag__sb_printf(b, "%lldx%lld", (long long)d[0], (long long)d[1]);
+    else
+        cudag__sb_printf(b, "%lld", (long long)d[0]);
+}
+
+static void dot_label(cudag__sb *b, const cudag_graph *g,
+                      const cudag__node *n)
+{
+    const cudag__kernel *k = &n->u.k;
+    cudag__sb_dot_escape(b, g->sigs[k->sig].name);
+    cudag__sb_puts(b, "\\ngrid ");
+    put_dim(b, k->grid);
+    cudag__sb_puts(b, "  block ");
+    put_dim(b, k->block);
+    if (k->smem)
+        cudag__sb_printf(b, "\\nsmem %lld", (long long)k->smem);
+}
+
+/* ---- the builder API ------------------------------------------------ */
+
+int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
+                     cudag_dim3 grid, cudag_dim3 block, uint32_t shared_bytes,
+                     const cudag_arg *args, size_t nargs, cudag_error *err)
+{
+    int rc = cudag__builder_start(g, name, "cudag_add_kernel", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t sig = cudag__find_sig(g, signature);
+    if (sig == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "node '%s': unknown kernel '%s'", name,
+                              signature ? signature : "(null)");
+    if (nargs > CUDAG__MAX_ARGS || (nargs && !args))
+        return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
+                              "node '%s': %zu arguments (at most %u)", name,
+                              nargs, CUDAG__MAX_ARGS);
+    cudag__arg *a = cudag__arena_alloc(&g->arena, (nargs + 1) * sizeof *a);
+    if (!a)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    for (size_t i = 0; i < nargs; i++) {
+        a[i].kind = args[i].kind;
+        switch (args[i].kind) {
+        case CUDAG_ARG_BUFFER:
+            a[i].buffer = cudag__builder_buffer(g, name, args[i].buffer, &rc,
+                                                err);
+            if (rc != CUDAG_OK)
+                return rc;
+            a[i].offset = args[i].offset;
+            break;
+        case CUDAG_ARG_INT:
+            a[i].i = args[i].i;
+            break;
+        case CUDAG_ARG_FLOAT:
+            a[i].f = args[i].f;
+            break;
+        case CUDAG_ARG_NULL:
+            break;
+        default:
+            return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                                  "node '%s': argument %zu has an invalid kind",
+                                  name, i);
+        }
+    }
+    cudag__node *n;
+    rc = cudag__add_node(g, name, CUDAG__NOPOS, &n, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    n->kind = cudag__kind_kernel.kind;
+    n->u.k.sig = sig;
+    n->u.k.grid[0] = grid.x;
+    n->u.k.grid[1] = grid.y;
+    n->u.k.grid[2] = grid.z;
+    n->u.k.block[0] = block.x;
+    n->u.k.block[1] = block.y;
+    n->u.k.block[2] = block.z;
+    n->u.k.smem = shared_bytes;
+    n->u.k.nargs = (uint32_t)nargs;
+    n->u.k.args = a;
+    return CUDAG_OK;
+}
+
+/* ---- the table entry ------------------------------------------------ */
+
+static const char *const keys[] = {"kernel", "grid", "block", "smem", "args",
+                                   "after"};
+
+const cudag__kind_ops cudag__kind_kernel = {
+    .kind = CUDAG_NODE_KERNEL,
+    .name = "kernel",
+    .what = "a kernel node",
+    .keys = keys,
+    .nkeys = sizeof keys / sizeof *keys,
+    .pdl_end = true,
+    .plan_count = offsetof(cudag_plan_info, kernel_nodes),
+    .read_yaml = read_yaml,
+    .check = check,
+    .code = code,
+    .launch_slots = launch_slots,
+    .describe = describe,
+    .pdl_wait = pdl_wait,
+    .add = add,
+    .repoint = repoint,
+    .set_arg = set_arg,
+    .dot_label = dot_label,
+    .dot_shape = NULL,
+    .dot_legend = "kernel\\ngrid  block",
+};
