@@ -348,7 +348,9 @@ static int add_defines(cudag__lower *lw, const char *const *defs,
     for (size_t i = 0; defs && defs[i]; i++) {
         const char *s = defs[i];
         const char *eq = strchr(s, '=');
-        cudag__pos pos = {where, 1, 1};
+        /* Line i of "<command line>" is its i-th define, so that each has
+         * a position of its own. */
+        cudag__pos pos = {where, (uint32_t)i + 1, 1};
         if (!eq || !cudag__is_ident(s, (size_t)(eq - s)))
             return cudag__lerr(lw, CUDAG_EINVAL, pos,
                                "-D '%s': expected NAME=VALUE", s);
