@@ -280,7 +280,9 @@ static int parse_primary(ep *p, int64_t *out)
         if (p->i < p->len && p->s[p->i] == '(')
             return parse_call(p, name, start, out);
         if (!lookup(p, name, out))
-            return unknown_name(p, start, name);
+            return p->sc->bad_vars && cudag__map_get(p->sc->bad_vars, name, NULL)
+                       ? CUDAG__EBAD
+                       : unknown_name(p, start, name);
         return CUDAG_OK;
     }
     return fail(p, start, CUDAG_EEXPR, "unexpected '%c' in expression", c);

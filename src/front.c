@@ -81,9 +81,25 @@ int cudag__eval(cudag__lower *lw, const cudag__doc *n,
         return cudag__lerr(lw, CUDAG_EEXPR, n->pos,
                            "expected an integer expression, not %s",
                            cudag__doc_what(n));
-    cudag__scope sc = {lw->g, env};
+    cudag__scope sc = cudag__scope_of(lw, env);
     return cudag__expr_eval(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
                             lw->d, out);
+}
+
+cudag__scope cudag__scope_of(const cudag__lower *lw, const cudag__binding *env)
+{
+    cudag__scope sc = {lw->g, env, &lw->bad[CUDAG__NS_VAR]};
+    return sc;
+}
+
+void cudag__mark_bad(cudag__lower *lw, cudag__ns ns, const char *name)
+{
+    (void)cudag__map_put(&lw->bad[ns], name, 0);
+}
+
+bool cudag__is_bad(const cudag__lower *lw, cudag__ns ns, const char *name)
+{
+    return cudag__map_get(&lw->bad[ns], name, NULL);
 }
 
 bool cudag__parse_float(const char *s, size_t len, double *out)
@@ -183,6 +199,10 @@ bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
     memcpy(name, s + i, e - i);
     name[e - i] = '\0';
     uint32_t b = cudag__find_buffer(lw->g, name);
+    if (b == CUDAG__NONE && cudag__is_bad(lw, CUDAG__NS_BUFFER, name)) {
+        *rc = CUDAG__EBAD;
+        return true;
+    }
     if (b == CUDAG__NONE)
         return false;
     *buf = b;
@@ -199,7 +219,7 @@ bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
         return true;
     }
     int64_t off;
-    cudag__scope scope = {lw->g, env};
+    cudag__scope scope = cudag__scope_of(lw, env);
     size_t x = cudag__skip_ws(s, j + 1, sc->len);
     *rc = cudag__expr_eval(s + x, sc->len - x, cudag__doc_pos_at(sc, x),
                            &scope, lw->d, &off);
@@ -233,7 +253,7 @@ bool cudag__buffer_target(cudag__lower *lw, const cudag__doc *v,
         return false;
     int rc;
     if (cudag__buffer_ref(lw, v, env, buf, off, &rc))
-        return rc == CUDAG_OK;
+        return rc == CUDAG_OK;  /* a bad one was reported, or is known bad */
     char name[CUDAG__MAX_NAME + 1];
     size_t i, n = cudag__leading_name(v, name, &i);
     const char *best = n ? cudag__suggest_buffer(lw, name) : NULL;

@@ -172,13 +172,14 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     k->sig_pos = kern->pos;
     if (cudag__want(lw, kern, CUDAG__DOC_SCALAR, "kernel")) {
         k->sig = cudag__find_sig(lw->g, kern->str);
-        if (k->sig == CUDAG__NONE) {
+        if (k->sig != CUDAG__NONE) {
+            sig = &lw->g->sigs[k->sig];
+        } else if (!cudag__is_bad(lw, CUDAG__NS_SIG, kern->str)) {
+            /* (A kernel reported wrong is left out silently.) */
             const char *best = cudag__suggest_sig(lw, kern->str);
             cudag__lerr(lw, CUDAG_EUNKNOWN, kern->pos,
                         "unknown kernel '%s'%s%s%s", kern->str,
                         CUDAG__DYM(best));
-        } else {
-            sig = &lw->g->sigs[k->sig];
         }
     }
     if (!grid || !block)

@@ -451,7 +451,7 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
         int rc;
         rc = CUDAG_EEXPR;
         if (df) {
-            cudag__scope sc = {lw->g, NULL};
+            cudag__scope sc = cudag__scope_of(lw, NULL);
             df->used = true;
             rc = cudag__expr_eval(df->expr, df->len, df->pos, &sc, lw->d, &value);
         }
@@ -461,8 +461,10 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
         if (rc != CUDAG_OK)
             rc = cudag__eval(lw, v, NULL, &value);
         cudag__var *var;
-        if (rc != CUDAG_OK)
+        if (rc != CUDAG_OK) {
+            cudag__mark_bad(lw, CUDAG__NS_VAR, k->str);
             continue;
+        }
         cudag_error e;
         if (cudag__add_var(lw->g, k->str, k->pos, &var, &e) != CUDAG_OK) {
             cudag__lerr(lw, e.code, k->pos, "%s", e.message);
@@ -485,6 +487,7 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
             continue;
         if (!name_ok(lw, k, "module"))
             continue;
+        /* From here on a mistake leaves the module out, marked bad. */
         const cudag__doc *p = v;
         if (v->type == CUDAG__DOC_MAP) {
             cudag__check_keys(lw, v, keys, 1, "a module");
@@ -492,15 +495,15 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
             if (!p) {
                 cudag__lerr(lw, CUDAG_EKEY, v->pos, "module '%s' has no path",
                             k->str);
-                continue;
+                goto bad;
             }
         }
         if (!cudag__want(lw, p, CUDAG__DOC_SCALAR, "a module's path"))
-            continue;
+            goto bad;
         if (p->len == 0) {
             cudag__lerr(lw, CUDAG_EKEY, p->pos, "module '%s' has an empty path",
                         k->str);
-            continue;
+            goto bad;
         }
         const char *path = join(&lw->g->arena, f->dir, p->str);
         cudag__module *m;
@@ -512,6 +515,9 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
         } else {
             m->path = path;
         }
+        continue;
+    bad:
+        cudag__mark_bad(lw, CUDAG__NS_MODULE, k->str);
     }
 }
 
@@ -581,11 +587,12 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         const cudag__doc *k = ks->items[2 * i], *v = ks->items[2 * i + 1];
         if (cudag__free_key(k))
             continue;
-        if (!name_ok(lw, k, "kernel") ||
-            !cudag__want(lw, v, CUDAG__DOC_MAP, "a kernel signature"))
+        if (!name_ok(lw, k, "kernel"))
             continue;
-        if (cudag__check_keys(lw, v, keys, 4, "a kernel signature"))
-            continue;
+        /* From here on a mistake leaves the kernel out, marked bad. */
+        if (!cudag__want(lw, v, CUDAG__DOC_MAP, "a kernel signature") ||
+            cudag__check_keys(lw, v, keys, 4, "a kernel signature"))
+            goto bad;
         const cudag__doc *mod = cudag__doc_get(v, "module");
         const cudag__doc *sym = cudag__doc_get(v, "symbol");
         const cudag__doc *params = cudag__doc_get(v, "params");
@@ -593,8 +600,10 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         uint32_t m = CUDAG__NONE;
         if (mod) {
             if (!cudag__want(lw, mod, CUDAG__DOC_SCALAR, "module"))
-                continue;
+                goto bad;
             m = cudag__find_module(g, mod->str);
+            if (m == CUDAG__NONE && cudag__is_bad(lw, CUDAG__NS_MODULE, mod->str))
+                goto bad;
             if (m == CUDAG__NONE) {
                 const char **names = cudag__malloc((g->nmodules + 1) * sizeof *names);
                 for (uint32_t j = 0; names && j < g->nmodules; j++)
@@ -608,42 +617,44 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
                     cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
                                 "unknown module '%s'", mod->str);
                 cudag__free(names);
-                continue;
+                goto bad;
             }
         } else if (file_nmodules == 1) {
             m = file_first_module;
-        } else if (g->nmodules == 1) {
+        } else if (g->nmodules == 1 && lw->bad[CUDAG__NS_MODULE].len == 0) {
             m = 0;
+        } else if (lw->bad[CUDAG__NS_MODULE].len) {
+            goto bad;   /* its module may be the one that was left out */
         } else {
             cudag__lerr(lw, CUDAG_EKEY, k->pos,
                         "kernel '%s' needs 'module:' (%u modules are declared)",
                         k->str, g->nmodules);
-            continue;
+            goto bad;
         }
         if (sym && !cudag__want(lw, sym, CUDAG__DOC_SCALAR, "symbol"))
-            continue;
+            goto bad;
         if (sym && sym->len == 0) {
             cudag__lerr(lw, CUDAG_EKEY, sym->pos,
                         "kernel '%s' has an empty symbol", k->str);
-            continue;
+            goto bad;
         }
         bool is_pdl = false;
         if (pdl && !parse_bool(pdl, &is_pdl)) {
             cudag__lerr(lw, CUDAG_EKEY, pdl->pos,
                         "pdl must be true or false");
-            continue;
+            goto bad;
         }
         if (!params) {
             cudag__lerr(lw, CUDAG_EKEY, v->pos,
                         "kernel '%s' has no params (write 'params: {}' for "
                         "none)",
                         k->str);
-            continue;
+            goto bad;
         }
         cudag__sig tmp;
         memset(&tmp, 0, sizeof tmp);
         if (lower_params(lw, k, params, &tmp) != CUDAG_OK)
-            continue;
+            goto bad;
         cudag__sig *s;
         cudag_error e;
         if (cudag__add_sig(g, k->str, k->pos, &s, &e) != CUDAG_OK) {
@@ -656,6 +667,9 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         s->types = tmp.types;
         s->pnames = tmp.pnames;
         s->pdl = is_pdl;
+        continue;
+    bad:
+        cudag__mark_bad(lw, CUDAG__NS_SIG, k->str);
     }
 }
 
@@ -688,9 +702,12 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
              * list of what init takes rather than an expression error. */
             quiet.fn = NULL;
             quiet.first = NULL;
-            cudag__scope sc = {lw->g, NULL};
-            if (cudag__expr_eval(init->str, init->len, init->pos, &sc, &quiet,
-                                 &iv) != CUDAG_OK) {
+            cudag__scope sc = cudag__scope_of(lw, NULL);
+            int rc = cudag__expr_eval(init->str, init->len, init->pos, &sc,
+                                      &quiet, &iv);
+            if (rc == CUDAG__EBAD)
+                return rc;
+            if (rc != CUDAG_OK) {
                 static const char *const words[] = {"zero", "iota", "random"};
                 const char *best = cudag__suggest(init->str, words, 3);
                 return cudag__lerr(lw, CUDAG_EKEY, init->pos,
@@ -751,20 +768,21 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         const cudag__doc *k = bufs->items[2 * i], *v = bufs->items[2 * i + 1];
         if (cudag__free_key(k))
             continue;
-        if (!name_ok(lw, k, "buffer") ||
-            !cudag__want(lw, v, CUDAG__DOC_MAP, "a buffer"))
+        if (!name_ok(lw, k, "buffer"))
             continue;
-        if (cudag__check_keys(lw, v, keys, 5, "a buffer"))
-            continue;
+        /* From here on a mistake leaves the buffer out, marked bad. */
+        if (!cudag__want(lw, v, CUDAG__DOC_MAP, "a buffer") ||
+            cudag__check_keys(lw, v, keys, 5, "a buffer"))
+            goto bad;
         const cudag__doc *type = cudag__doc_get(v, "type");
         const cudag__doc *count = cudag__doc_get(v, "count");
         if (!type || !count) {
             cudag__lerr(lw, CUDAG_EKEY, k->pos, "buffer '%s' needs '%s'",
                         k->str, type ? "count" : "type");
-            continue;
+            goto bad;
         }
         if (!cudag__want(lw, type, CUDAG__DOC_SCALAR, "a buffer's type"))
-            continue;
+            goto bad;
         cudag_type ty = cudag__type_parse(type->str, type->len);
         if (ty == CUDAG_TYPE_NONE || ty == CUDAG_TYPE_PTR) {
             static const char *const names[] = {
@@ -775,21 +793,21 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
                         "'%s' is not an element type%s%s%s", type->str,
                         best ? " (did you mean '" : "", best ? best : "",
                         best ? "'?)" : "");
-            continue;
+            goto bad;
         }
         int64_t n;
         if (cudag__eval(lw, count, NULL, &n) != CUDAG_OK)
-            continue;
+            goto bad;
         if (n < 1) {
             cudag__lerr(lw, CUDAG_ERANGE, count->pos,
                         "buffer '%s' needs a count of at least 1, not %lld",
                         k->str, (long long)n);
-            continue;
+            goto bad;
         }
         cudag__buffer tmp;
         memset(&tmp, 0, sizeof tmp);
         if (lower_init(lw, v, &tmp) != CUDAG_OK)
-            continue;
+            goto bad;
         cudag__buffer *b;
         cudag_error e;
         if (cudag__add_buffer(lw->g, k->str, k->pos, &b, &e) != CUDAG_OK) {
@@ -805,6 +823,9 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
             where = cudag__doc_get(v, "init");
         if (where)
             b->init_pos = where->pos;
+        continue;
+    bad:
+        cudag__mark_bad(lw, CUDAG__NS_BUFFER, k->str);
     }
 }
 
@@ -888,6 +909,8 @@ static int lower_source(cudag__source *src, const char *const *extra,
     cudag__free(lw.pend);
     cudag__free(lw.ranges);
     cudag__map_free(&lw.range_map);
+    for (int ns = 0; ns < CUDAG__NS_COUNT; ns++)
+        cudag__map_free(&lw.bad[ns]);
     cudag__arena_free(&lw.scratch);
     if (rc != CUDAG_OK) {
         cudag_graph_destroy(g);

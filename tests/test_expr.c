@@ -12,6 +12,7 @@ typedef struct ctx {
     tdiag td;
     cudag__diag d;
     cudag_error first;
+    cudag__map bad;             /* variables reported wrong */
 } ctx;
 
 static int setup(void **state)
@@ -29,6 +30,7 @@ static int teardown(void **state)
 {
     ctx *c = *state;
     cudag_graph_destroy(c->g);
+    cudag__map_free(&c->bad);
     free(c);
     return 0;
 }
@@ -39,7 +41,7 @@ static int eval(ctx *c, const char *s, int64_t *v)
     cudag_options o = topts(&c->td, NULL);
     cudag__diag_init(&c->d, &o, &c->first);
     cudag__binding i = {"i", 3, NULL};
-    cudag__scope sc = {c->g, &i};
+    cudag__scope sc = {c->g, &i, &c->bad};
     cudag__pos pos = {"e.yaml", 7, 10};
     return cudag__expr_eval(s, strlen(s), pos, &sc, &c->d, v);
 }
@@ -135,6 +137,22 @@ static void expr_reports_errors_at_their_column(void **state)
     bad(c, "N # 2", CUDAG_EEXPR, "unexpected '#'");
 }
 
+/* A variable whose declaration was reported wrong fails the expression that
+ * names it with CUDAG__EBAD and reports nothing: its mistake is reported
+ * once, where it was made. */
+static void expr_bad_variable_fails_silently(void **state)
+{
+    ctx *c = *state;
+    assert_int_equal(cudag__map_put(&c->bad, "E", 0), CUDAG_OK);
+    int64_t v = -1;
+    assert_int_equal(eval(c, "N + E * 2", &v), CUDAG__EBAD);
+    assert_int_equal(v, -1);
+    assert_int_equal(c->td.nerr, 0);
+    assert_int_equal(c->td.len, 0);
+    /* Any other unknown name is still reported. */
+    bad(c, "F + E", CUDAG_EUNKNOWN, "e.yaml:7:10: error: unknown variable 'F'");
+}
+
 static void expr_limits_depth_and_length(void **state)
 {
     ctx *c = *state;
@@ -191,6 +209,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(expr_values_and_precedence, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_reports_errors_at_their_column, setup, teardown),
+        cmocka_unit_test_setup_teardown(expr_bad_variable_fails_silently, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_limits_depth_and_length, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_matches_reference_on_random_input, setup, teardown),
     };
