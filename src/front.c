@@ -134,6 +134,108 @@ bool cudag__free_key(const cudag__doc *k)
 }
 
 
+/* ---- type words ------------------------------------------------------------ */
+
+/* C's (and array libraries') names of the element types. */
+static const struct {
+    const char *c, *word;
+} c_types[] = {
+    {"float", "f32"}, {"double", "f64"}, {"half", "f16"}, {"__half", "f16"},
+    {"__nv_bfloat16", "bf16"}, {"nv_bfloat16", "bf16"}, {"bfloat16", "bf16"},
+    {"__bf16", "bf16"}, {"char", "i8"}, {"signed char", "i8"},
+    {"unsigned char", "u8"}, {"short", "i16"}, {"short int", "i16"},
+    {"unsigned short", "u16"}, {"int", "i32"}, {"signed", "i32"},
+    {"signed int", "i32"}, {"unsigned", "u32"}, {"unsigned int", "u32"},
+    {"long", "i64"}, {"long int", "i64"}, {"long long", "i64"},
+    {"long long int", "i64"}, {"unsigned long", "u64"},
+    {"unsigned long long", "u64"}, {"size_t", "u64"}, {"ssize_t", "i64"},
+    {"ptrdiff_t", "i64"}, {"int8_t", "i8"}, {"uint8_t", "u8"},
+    {"int16_t", "i16"}, {"uint16_t", "u16"}, {"int32_t", "i32"},
+    {"uint32_t", "u32"}, {"int64_t", "i64"}, {"uint64_t", "u64"},
+    {"int8", "i8"}, {"uint8", "u8"}, {"int16", "i16"}, {"uint16", "u16"},
+    {"int32", "i32"}, {"uint32", "u32"}, {"int64", "i64"}, {"uint64", "u64"},
+    {"float16", "f16"}, {"float32", "f32"}, {"float64", "f64"},
+    {"fp16", "f16"}, {"fp32", "f32"}, {"fp64", "f64"}, {"bool", "u8"},
+    {"pointer", "ptr"}, {"void", "ptr"},
+};
+
+/* The cudag word for a C spelling: qualifiers dropped, a pointer is ptr (or,
+ * for a buffer's elements, what it points to).  NULL when it is none. */
+static const char *c_type_word(const char *word, bool element)
+{
+    char buf[64];
+    size_t n = 0;
+    bool pointer = false;
+    for (const char *s = word; *s;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        const char *e = s;
+        while (*e && *e != ' ' && *e != '\t' && *e != '*')
+            e++;
+        size_t len = (size_t)(e - s);
+        bool qualifier = (len == 5 && strncmp(s, "const", 5) == 0) ||
+                         (len == 8 && strncmp(s, "volatile", 8) == 0) ||
+                         (len == 8 && strncmp(s, "restrict", 8) == 0) ||
+                         (len == 12 && strncmp(s, "__restrict__", 12) == 0);
+        if (len && !qualifier) {
+            if (n + len + 2 > sizeof buf)
+                return NULL;
+            if (n)
+                buf[n++] = ' ';
+            memcpy(buf + n, s, len);
+            n += len;
+        }
+        for (s = e; *s == '*'; s++)
+            pointer = true;
+    }
+    buf[n] = '\0';
+    if (pointer && !element)
+        return "ptr";
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
+        if (strcmp(buf, c_types[i].c) == 0)
+            return element && strcmp(c_types[i].word, "ptr") == 0
+                       ? NULL
+                       : c_types[i].word;
+    return NULL;
+}
+
+int cudag__bad_type(cudag__lower *lw, cudag__pos pos, const char *word,
+                    bool element)
+{
+    static const char *const names[] = {"ptr", "i8", "u8", "i16", "u16",
+                                        "i32", "u32", "i64", "u64", "f16",
+                                        "bf16", "f32", "f64"};
+    const char *const *valid = element ? names + 1 : names;
+    size_t nvalid = element ? 12 : 13;
+    const char *best = c_type_word(word, element);
+    if (!best)
+        best = cudag__suggest(word, valid, nvalid);
+    if (!best) {
+        /* A typo of a C spelling ("flaot"): that spelling's word. */
+        enum { NC = sizeof c_types / sizeof *c_types };
+        const char *spellings[NC];
+        for (size_t i = 0; i < NC; i++)
+            spellings[i] = c_types[i].c;
+        const char *c = cudag__suggest(word, spellings, NC);
+        best = c ? c_type_word(c, element) : NULL;
+    }
+    char list[128];
+    size_t len = 0;
+    for (size_t i = 0; i < nvalid; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                i ? ", " : "", valid[i]);
+    if (element)
+        return cudag__lerr(lw, CUDAG_ETYPE, pos,
+                           "'%s' is not an element type (%s%s%sthe element "
+                           "types are %s)",
+                           word, best ? "did you mean '" : "",
+                           best ? best : "", best ? "'? " : "", list);
+    return cudag__lerr(lw, CUDAG_ETYPE, pos,
+                       "unknown type '%s' (%s%s%sthe types are %s)", word,
+                       best ? "did you mean '" : "", best ? best : "",
+                       best ? "'? " : "", list);
+}
+
 /* ---- names and references --------------------------------------------- */
 
 static bool is_alpha(char c)

@@ -143,6 +143,15 @@ const char *cudag__suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
     CUDAG__SUGGEST(lw, buffers, nbuffers, cudag__buffer, w)
 #define cudag__suggest_sig(lw, w) CUDAG__SUGGEST(lw, sigs, nsigs, cudag__sig, w)
 
+/* Reports `word` (at pos), which is no type of cudag's, and returns
+ * CUDAG_ETYPE: "unknown type 'W'" for a kernel parameter, or, element, "'W'
+ * is not an element type" for a buffer; with the cudag word for a C or
+ * array-library spelling ('float*' → ptr, or f32 for a buffer's elements;
+ * 'int' → i32, 'double' → f64, 'fp16' → f16) or else a likely typo, and the
+ * list of the valid words. */
+int cudag__bad_type(cudag__lower *lw, cudag__pos pos, const char *word,
+                    bool element);
+
 /* The three printf arguments of " (did you mean 'X'?)", or of nothing when
  * best is NULL, for a "%s%s%s". */
 #define CUDAG__DYM(best)                                                       \

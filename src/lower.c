@@ -555,16 +555,8 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
                                "a parameter type must be a scalar, not %s",
                                cudag__doc_what(t));
         cudag_type ty = cudag__type_parse(t->str, t->len);
-        if (ty == CUDAG_TYPE_NONE) {
-            static const char *const names[] = {
-                "ptr", "i8", "u8", "i16", "u16", "i32", "u32",
-                "i64", "u64", "f16", "bf16", "f32", "f64"};
-            const char *best = cudag__suggest(t->str, names, 13);
-            return cudag__lerr(lw, CUDAG_ETYPE, t->pos,
-                               "unknown type '%s'%s%s%s", t->str,
-                               best ? " (did you mean '" : "",
-                               best ? best : "", best ? "'?)" : "");
-        }
+        if (ty == CUDAG_TYPE_NONE)
+            return cudag__bad_type(lw, t->pos, t->str, false);
         s->types[i] = ty;
         s->pnames[i] = pn ? pn->str : cudag__arena_printf(&g->arena, "p%u", i);
         if (!s->pnames[i])
@@ -785,14 +777,7 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
             goto bad;
         cudag_type ty = cudag__type_parse(type->str, type->len);
         if (ty == CUDAG_TYPE_NONE || ty == CUDAG_TYPE_PTR) {
-            static const char *const names[] = {
-                "i8", "u8", "i16", "u16", "i32", "u32",
-                "i64", "u64", "f16", "bf16", "f32", "f64"};
-            const char *best = cudag__suggest(type->str, names, 12);
-            cudag__lerr(lw, CUDAG_ETYPE, type->pos,
-                        "'%s' is not an element type%s%s%s", type->str,
-                        best ? " (did you mean '" : "", best ? best : "",
-                        best ? "'?)" : "");
+            cudag__bad_type(lw, type->pos, type->str, true);
             goto bad;
         }
         int64_t n;

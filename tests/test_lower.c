@@ -111,6 +111,58 @@ static void lower_kernel_signatures(void **state)
     cudag_graph_destroy(g);
 }
 
+/* A type written as C (or an array library) spells it gets the cudag word
+ * suggested: for a parameter a pointer is ptr, for a buffer's elements the
+ * type it points to. */
+static void lower_c_type_words_get_cudag_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *word, *param, *element;
+    } cases[] = {
+        {"float*", "ptr", "f32"},       {"const float *", "ptr", "f32"},
+        {"__half*", "ptr", "f16"},      {"void*", "ptr", NULL},
+        {"pointer", "ptr", NULL},       {"float", "f32", "f32"},
+        {"double", "f64", "f64"},       {"int", "i32", "i32"},
+        {"unsigned int", "u32", "u32"}, {"long long", "i64", "i64"},
+        {"size_t", "u64", "u64"},       {"int8_t", "i8", "i8"},
+        {"uint16_t", "u16", "u16"},     {"__nv_bfloat16", "bf16", "bf16"},
+        {"fp16", "f16", "f16"},         {"float32", "f32", "f32"},
+        {"flaot", "f32", "f32"},        {"xyzzy", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[512], want[512];
+        for (int element = 0; element < 2; element++) {
+            const char *best = element ? cases[i].element : cases[i].param;
+            if (element)
+                snprintf(yaml, sizeof yaml,
+                         "cudag: 1\nbuffers: {b: {type: \"%s\", count: 4}}\n",
+                         cases[i].word);
+            else
+                snprintf(yaml, sizeof yaml,
+                         "cudag: 1\nmodules: {m: k.fatbin}\n"
+                         "kernels: {k: {params: {x: \"%s\"}}}\n",
+                         cases[i].word);
+            snprintf(want, sizeof want, "%s'%s'%s (%s%s%sthe %stypes are %s)",
+                     element ? "" : "unknown type ", cases[i].word,
+                     element ? " is not an element type" : "",
+                     best ? "did you mean '" : "",
+                     best ? best : "", best ? "'? " : "",
+                     element ? "element " : "",
+                     element ? "i8, u8, i16, u16, i32, u32, i64, u64, f16, "
+                               "bf16, f32, f64"
+                             : "ptr, i8, u8, i16, u16, i32, u32, i64, u64, "
+                               "f16, bf16, f32, f64");
+            tdiag td;
+            cudag_graph *g;
+            assert_int_equal(tload(yaml, &td, &g), CUDAG_ETYPE);
+            assert_int_equal(td.nerr, 1);
+            if (!strstr(td.text, want))
+                fail_msg("%s: want '%s' in:\n%s", cases[i].word, want, td.text);
+        }
+    }
+}
+
 static void lower_buffers_and_init(void **state)
 {
     (void)state;
@@ -389,6 +441,7 @@ int main(void)
         cmocka_unit_test(lower_kernel_signatures),
         cmocka_unit_test(lower_buffers_and_init),
         cmocka_unit_test(lower_includes_dirs_and_once),
+        cmocka_unit_test(lower_c_type_words_get_cudag_words),
         cmocka_unit_test(lower_shipped_manifest_is_found),
         cmocka_unit_test(lower_shipped_dirs_are_found_from_the_code),
         cmocka_unit_test(lower_public_load_arguments),
