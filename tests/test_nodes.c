@@ -272,6 +272,50 @@ static void load_unknown(tdiag *td, const char *yaml)
     assert_int_equal(tload_opts(yaml, NULL, &o, &g, NULL), CUDAG_EUNKNOWN);
 }
 
+/* A typo in any form of `edges:` gets the suggestion the same typo gets in
+ * `after:`. */
+static void nodes_typos_in_edges_get_suggestions_as_in_after(void **state)
+{
+    (void)state;
+    static const char nodes[] =
+        "nodes:\n"
+        "  first: " K "\n"
+        "  second: " K "\n"
+        "  layer[i in 3]:\n"
+        "    norm: " K "\n";
+    static const struct {
+        const char *edges, *want;
+    } cases[] = {
+        {"edges: [first -> secnod]\n",
+         "t.yaml:16:18: error: unknown node 'secnod' (did you mean 'second'?)"},
+        {"edges:\n  - frist -> second -> first\n",
+         "t.yaml:17:5: error: unknown node 'frist' (did you mean 'first'?)"},
+        {"edges:\n  - first -> secnod -> layer[0].norm\n",
+         "t.yaml:17:14: error: unknown node 'secnod' (did you mean 'second'?)"},
+        {"edges:\n  - {from: first, to: [\"layer[2].norm\", secnod]}\n",
+         "t.yaml:17:41: error: unknown node 'secnod' (did you mean 'second'?)"},
+        {"edges:\n  - \"layer[1].nrom -> first\": programmatic\n",
+         "t.yaml:17:6: error: unknown node 'layer[1].nrom' (did you mean "
+         "'layer[1].norm'?)"},
+        {"edges:\n  - {from: frist, to: second, kind: launch_order}\n",
+         "t.yaml:17:12: error: unknown node 'frist' (did you mean 'first'?)"},
+    };
+    char yaml[2048];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tdiag td;
+        snprintf(yaml, sizeof yaml, "%s%s%s", HEAD, nodes, cases[i].edges);
+        load_unknown(&td, yaml);
+        assert_int_equal(td.nerr, 1);
+        assert_diag_contains(&td, cases[i].want);
+    }
+    /* The same typos in after: */
+    tdiag td;
+    load_unknown(&td, HEAD "nodes:\n"
+                           "  first: " K "\n"
+                           "  second: { kernel: z, grid: 1, block: 32, after: [frist] }\n");
+    assert_diag_contains(&td, "unknown node 'frist' (did you mean 'first'?)");
+}
+
 static void nodes_errors_in_one_copy_are_reported_once(void **state)
 {
     (void)state;
@@ -353,6 +397,7 @@ int main(void)
         cmocka_unit_test(nodes_memset_and_memcpy_defaults),
         cmocka_unit_test(nodes_every_edge_form),
         cmocka_unit_test(nodes_many_from_repetition),
+        cmocka_unit_test(nodes_typos_in_edges_get_suggestions_as_in_after),
         cmocka_unit_test(nodes_errors_in_one_copy_are_reported_once),
         cmocka_unit_test(nodes_many_errors_in_one_copy_are_reported_once),
         cmocka_unit_test(nodes_repeated_error_with_and_without_suggestion),
