@@ -74,16 +74,40 @@ unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
     return bad;
 }
 
+/* Scalar node n as an expression in `mode` (integers or floating point). */
+static int eval_in(cudag__lower *lw, const cudag__doc *n,
+                   const cudag__binding *env, cudag__expr_mode mode,
+                   cudag__num *out)
+{
+    if (n->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EEXPR, n->pos, "expected %s, not %s",
+                           mode == CUDAG__EXPR_INT
+                               ? "an integer expression"
+                               : "a number or an expression",
+                           cudag__doc_what(n));
+    cudag__scope sc = cudag__scope_of(lw, env);
+    return cudag__expr_eval_num(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
+                                mode, lw->d, out);
+}
+
 int cudag__eval(cudag__lower *lw, const cudag__doc *n,
                 const cudag__binding *env, int64_t *out)
 {
-    if (n->type != CUDAG__DOC_SCALAR)
-        return cudag__lerr(lw, CUDAG_EEXPR, n->pos,
-                           "expected an integer expression, not %s",
-                           cudag__doc_what(n));
-    cudag__scope sc = cudag__scope_of(lw, env);
-    return cudag__expr_eval(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
-                            lw->d, out);
+    cudag__num v;
+    int rc = eval_in(lw, n, env, CUDAG__EXPR_INT, &v);
+    if (rc == CUDAG_OK)
+        *out = v.i;
+    return rc;
+}
+
+int cudag__eval_float(cudag__lower *lw, const cudag__doc *n,
+                      const cudag__binding *env, double *out)
+{
+    cudag__num v;
+    int rc = eval_in(lw, n, env, CUDAG__EXPR_FLOAT, &v);
+    if (rc == CUDAG_OK)
+        *out = v.f;
+    return rc;
 }
 
 cudag__scope cudag__scope_of(const cudag__lower *lw, const cudag__binding *env)

@@ -96,6 +96,12 @@ unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
 int cudag__eval(cudag__lower *lw, const cudag__doc *n,
                 const cudag__binding *env, int64_t *out);
 
+/* Evaluates a scalar node as an expression in double precision, for a
+ * floating-point value (an f32 argument, a memset of an f16 buffer): every
+ * number and variable is a double from the start, so 1/H is not 0. */
+int cudag__eval_float(cudag__lower *lw, const cudag__doc *n,
+                      const cudag__binding *env, double *out);
+
 /* The scope expressions of lw are evaluated in: its graph's variables, the
  * repetition indices env, and the variables reported wrong. */
 cudag__scope cudag__scope_of(const cudag__lower *lw, const cudag__binding *env);

@@ -41,6 +41,12 @@ static int lower_arg(cudag__lower *lw, const cudag__doc *v,
         /* A number for a pointer: lowered as an integer, the checker says
          * what is wrong with it. */
     }
+    /* For a floating-point parameter the whole expression is computed in
+     * floating point: E/10 with E = 5 passes 0.5, not 0. */
+    if (cudag__is_float_type(want)) {
+        a->kind = CUDAG_ARG_FLOAT;
+        return cudag__eval_float(lw, v, env, &a->f);
+    }
     double f;
     if (cudag__parse_float(v->str, v->len, &f)) {
         a->kind = CUDAG_ARG_FLOAT;

@@ -3,6 +3,7 @@
  * nodes and edges are in nodes.c.  Also the public load functions. */
 #include "front.h"
 #include "paths.h"
+#include "values.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -435,6 +436,50 @@ static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
     return CUDAG_OK;
 }
 
+/* A variable's value in the file: an integer, or floating point where a
+ * floating-point number or variable is in it. */
+static int eval_var(cudag__lower *lw, const cudag__doc *v, cudag__num *out)
+{
+    if (v->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EEXPR, v->pos,
+                           "a variable's value must be a number or an "
+                           "expression, not %s",
+                           cudag__doc_what(v));
+    cudag__scope sc = cudag__scope_of(lw, NULL);
+    return cudag__expr_eval_num(v->str, v->len, cudag__doc_pos_at(v, 0), &sc,
+                                CUDAG__EXPR_ANY, lw->d, out);
+}
+
+/* The value -D gives variable `name`, of the kind the file gives it: a
+ * floating-point variable takes an integer as a double; an integer one
+ * refuses a floating-point value.  (The file's kind is what its value
+ * evaluates to, quietly: its errors are reported where it is used.) */
+static int eval_define(cudag__lower *lw, const cudag__define *df,
+                       const char *name, const cudag__doc *v, cudag__num *out)
+{
+    cudag__scope sc = cudag__scope_of(lw, NULL);
+    int rc = cudag__expr_eval_num(df->expr, df->len, df->pos, &sc,
+                                  CUDAG__EXPR_ANY, lw->d, out);
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__diag quiet = *lw->d;
+    quiet.fn = NULL;
+    quiet.first = NULL;
+    cudag__num file;
+    if (v->type != CUDAG__DOC_SCALAR ||
+        cudag__expr_eval_num(v->str, v->len, v->pos, &sc, CUDAG__EXPR_ANY,
+                             &quiet, &file) != CUDAG_OK)
+        return CUDAG_OK;
+    if (file.fl && !out->fl)
+        *out = (cudag__num){.f = (double)out->i, .fl = true};
+    else if (!file.fl && out->fl)
+        return cudag__lerr(lw, CUDAG_ETYPE, df->pos,
+                           "'%s' is an integer variable, and %s is not an "
+                           "integer",
+                           name, df->expr);
+    return CUDAG_OK;
+}
+
 static void lower_vars(cudag__lower *lw, const cudag__file *f)
 {
     const cudag__doc *vars = cudag__doc_get(f->root, "vars");
@@ -446,20 +491,18 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
             continue;
         if (!name_ok(lw, k, "variable"))
             continue;
-        int64_t value;
+        cudag__num value;
         cudag__define *df = find_define(lw, k->str);
-        int rc;
-        rc = CUDAG_EEXPR;
+        int rc = CUDAG_EEXPR;
         if (df) {
-            cudag__scope sc = cudag__scope_of(lw, NULL);
             df->used = true;
-            rc = cudag__expr_eval(df->expr, df->len, df->pos, &sc, lw->d, &value);
+            rc = eval_define(lw, df, k->str, v, &value);
         }
         /* A define that fails has been reported; the file's value stands in
          * for it, so that the variable's uses are checked and say nothing
          * more about that one mistake. */
         if (rc != CUDAG_OK)
-            rc = cudag__eval(lw, v, NULL, &value);
+            rc = eval_var(lw, v, &value);
         cudag__var *var;
         if (rc != CUDAG_OK) {
             cudag__mark_bad(lw, CUDAG__NS_VAR, k->str);
@@ -470,7 +513,9 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
             cudag__lerr(lw, e.code, k->pos, "%s", e.message);
             continue;
         }
-        var->value = value;
+        var->is_float = value.fl;
+        var->value = value.fl ? 0 : value.i;
+        var->f = value.fl ? value.f : (double)value.i;
         var->overridden = df != NULL;
     }
 }
@@ -665,7 +710,10 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
     }
 }
 
-static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
+/* The init, seed and range of a buffer of element type ty into b.  A
+ * constant is computed in floating point for a floating-point buffer. */
+static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag_type ty,
+                      cudag__buffer *b)
 {
     const cudag__doc *init = cudag__doc_get(v, "init");
     const cudag__doc *seed = cudag__doc_get(v, "seed");
@@ -688,15 +736,17 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
             b->init.kind = CUDAG_INIT_CONST;
             b->init.value = c;
         } else {
-            int64_t iv;
+            cudag__num iv;
             cudag__diag quiet = *lw->d;
-            /* An integer expression is a constant; anything else gets the
-             * list of what init takes rather than an expression error. */
+            /* An expression is a constant; anything else gets the list of
+             * what init takes rather than an expression error. */
             quiet.fn = NULL;
             quiet.first = NULL;
             cudag__scope sc = cudag__scope_of(lw, NULL);
-            int rc = cudag__expr_eval(init->str, init->len, init->pos, &sc,
-                                      &quiet, &iv);
+            int rc = cudag__expr_eval_num(
+                init->str, init->len, init->pos, &sc,
+                cudag__is_float_type(ty) ? CUDAG__EXPR_FLOAT : CUDAG__EXPR_ANY,
+                &quiet, &iv);
             if (rc == CUDAG__EBAD)
                 return rc;
             if (rc != CUDAG_OK) {
@@ -709,7 +759,7 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
                                    best ? best : "", best ? "'?)" : "");
             }
             b->init.kind = CUDAG_INIT_CONST;
-            b->init.value = (double)iv;
+            b->init.value = iv.fl ? iv.f : (double)iv.i;
         }
     }
     if ((seed || range) && b->init.kind != CUDAG_INIT_RANDOM)
@@ -731,14 +781,9 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
                                "range must be a list of two numbers [lo, hi]");
         double lim[2];
         for (int j = 0; j < 2; j++) {
-            const cudag__doc *x = range->items[j];
-            int64_t iv;
-            if (x->type == CUDAG__DOC_SCALAR &&
-                cudag__parse_float(x->str, x->len, &lim[j]))
-                continue;
-            if (cudag__eval(lw, x, NULL, &iv) != CUDAG_OK)
-                return CUDAG_EEXPR;
-            lim[j] = (double)iv;
+            int rc = cudag__eval_float(lw, range->items[j], NULL, &lim[j]);
+            if (rc != CUDAG_OK)
+                return rc;
         }
         if (!(lim[0] < lim[1]))
             return cudag__lerr(lw, CUDAG_ERANGE, range->pos,
@@ -791,7 +836,7 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         }
         cudag__buffer tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (lower_init(lw, v, &tmp) != CUDAG_OK)
+        if (lower_init(lw, v, ty, &tmp) != CUDAG_OK)
             goto bad;
         cudag__buffer *b;
         cudag_error e;
@@ -925,7 +970,7 @@ int cudag__load(const char *path, const char *text, size_t len,
     return CUDAG_OK;
 }
 
-int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
+int cudag__relower(const cudag_graph *g, const char *name, const char *value,
                    cudag_graph **out, cudag_error *err)
 {
     *out = NULL;
@@ -947,10 +992,10 @@ int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
     if (ov) {
         for (uint32_t i = 0; i < g->noverrides; i++)
             ov[i] = g->overrides[i];
-        size_t n = strlen(name) + 32;
+        size_t n = strlen(name) + strlen(value) + 2;
         mine = cudag__malloc(n);
         if (mine)
-            snprintf(mine, n, "%s=%lld", name, (long long)value);
+            snprintf(mine, n, "%s=%s", name, value);
         ov[g->noverrides] = mine;
     }
     int rc;

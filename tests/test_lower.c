@@ -33,6 +33,63 @@ static int64_t var(const cudag_graph *g, const char *name)
     return g->vars[i].value;
 }
 
+/* Variable `name`, which must be floating point: its value. */
+static double fvar(const cudag_graph *g, const char *name)
+{
+    uint32_t i = cudag__find_var(g, name);
+    assert_int_not_equal(i, CUDAG__NONE);
+    assert_true(g->vars[i].is_float);
+    return g->vars[i].f;
+}
+
+/* A variable is floating point where a floating-point number or variable is
+ * in its value; -D gives it a value of its kind. */
+static void lower_floating_point_variables(void **state)
+{
+    (void)state;
+    static const char y[] = "cudag: 1\n"
+                            "vars: {E: 5, eps: 1e-5, half: E/10, f: E/10.0, "
+                            "g: eps*E, H: 0x10, k: \"min(E, 2.5)\"}\n";
+    cudag_graph *g = load_ok(y, NULL);
+    assert_int_equal(var(g, "E"), 5);
+    assert_false(g->vars[cudag__find_var(g, "half")].is_float);
+    assert_int_equal(var(g, "half"), 0);
+    assert_true(fvar(g, "eps") == 1e-5);
+    assert_true(fvar(g, "f") == 0.5);
+    assert_true(fvar(g, "g") == 1e-5 * 5);
+    assert_true(fvar(g, "k") == 2.5);
+    assert_int_equal(var(g, "H"), 16);
+    cudag_graph_destroy(g);
+    /* -D: a floating-point variable takes a double, or an integer as one. */
+    const char *d1[] = {"eps=1e-6", "f=3", NULL};
+    g = load_ok(y, d1);
+    assert_true(fvar(g, "eps") == 1e-6);
+    assert_true(fvar(g, "f") == 3.0);
+    assert_true(fvar(g, "g") == 1e-6 * 5);
+    cudag_graph_destroy(g);
+    /* An integer variable refuses a floating-point value: one error, at the
+     * define, and the file's value stands in for the rest. */
+    const char *d2[] = {"E=1.5", NULL};
+    tdiag td;
+    cudag_options o = topts(&td, d2);
+    cudag_graph *out;
+    cudag_error err;
+    assert_int_equal(tload_opts(y, NULL, &o, &out, &err), CUDAG_ETYPE);
+    assert_int_equal(td.nerr, 1);
+    assert_string_equal(td.text, "<command line>:1:3: error: 'E' is an integer "
+                                 "variable, and 1.5 is not an integer\n");
+    /* Where an integer is needed, a floating-point variable is an error. */
+    o = topts(&td, NULL);
+    assert_int_equal(tload_opts("cudag: 1\nvars: {eps: 0.5}\n"
+                                "buffers: {b: {type: f32, count: eps * 8}}\n",
+                                NULL, &o, &out, &err),
+                     CUDAG_ETYPE);
+    assert_int_equal(td.nerr, 1);
+    assert_string_equal(td.text, "t.yaml:3:33: error: 'eps' is a "
+                                 "floating-point variable, and an integer is "
+                                 "needed here\n");
+}
+
 static void lower_vars_in_order_and_defines(void **state)
 {
     (void)state;
@@ -374,28 +431,28 @@ static void lower_again_with_new_values(void **state)
         defs);
     cudag_graph *g2, *g3;
     cudag_error err;
-    assert_int_equal(cudag__relower(g, "M", 100, &g2, &err), CUDAG_OK);
+    assert_int_equal(cudag__relower(g, "M", "100", &g2, &err), CUDAG_OK);
     assert_int_equal(var(g2, "N"), 32);     /* the load's define stays */
     assert_int_equal(var(g2, "M"), 100);
     assert_true(g2->checked);
     assert_int_equal(g2->nodes[0].u.k.args[0].i, 100);
     /* Changes accumulate through the borrowed source. */
-    assert_int_equal(cudag__relower(g2, "N", 4, &g3, &err), CUDAG_OK);
+    assert_int_equal(cudag__relower(g2, "N", "4", &g3, &err), CUDAG_OK);
     assert_int_equal(var(g3, "N"), 4);
     assert_int_equal(var(g3, "M"), 100);
     assert_int_equal(g3->nodes[0].u.k.grid[0], 4);
     cudag_graph_destroy(g3);
     /* A value that breaks the graph reports the error. */
-    assert_int_equal(cudag__relower(g2, "N", 0, &g3, &err), CUDAG_ERANGE);
+    assert_int_equal(cudag__relower(g2, "N", "0", &g3, &err), CUDAG_ERANGE);
     assert_null(g3);
     assert_string_equal(err.message, "node 'a': grid x is 0 (must be at least 1)");
-    assert_int_equal(cudag__relower(g2, "Z", 1, &g3, &err), CUDAG_EUNKNOWN);
+    assert_int_equal(cudag__relower(g2, "Z", "1", &g3, &err), CUDAG_EUNKNOWN);
     cudag_graph_destroy(g2);
     cudag_graph_destroy(g);
     /* A graph from the C builder has no source. */
     cudag_graph_create("b", &g, NULL);
     cudag_add_var(g, "N", 1, NULL);
-    assert_int_equal(cudag__relower(g, "N", 2, &g2, &err), CUDAG_ENOTSUP);
+    assert_int_equal(cudag__relower(g, "N", "2", &g2, &err), CUDAG_ENOTSUP);
     cudag_graph_destroy(g);
 }
 
@@ -437,6 +494,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lower_vars_in_order_and_defines),
+        cmocka_unit_test(lower_floating_point_variables),
         cmocka_unit_test(lower_name_version_and_free_keys),
         cmocka_unit_test(lower_kernel_signatures),
         cmocka_unit_test(lower_buffers_and_init),

@@ -84,6 +84,41 @@ static void nodes_kernel_fields_and_positions(void **state)
     cudag_graph_destroy(g);
 }
 
+/* An argument for a floating-point parameter, a memset value and an init
+ * constant for a floating-point buffer are computed in floating point. */
+static void nodes_floating_point_values(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(
+        "cudag: 1\nmodules: { m: k.fatbin }\n"
+        "kernels:\n"
+        "  k: { params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true }\n"
+        "  h: { params: {a: f16, b: bf16, c: f64, n: i32} }\n"
+        "vars: { N: 64, E: 5 }\n"
+        "buffers:\n"
+        "  x: { type: f32, count: 16*N, init: 1/4 }\n"
+        "  i: { type: i32, count: N, init: N/2 }\n"
+        "nodes:\n"
+        "  a: { kernel: k, grid: 1, block: 32, args: [x, x, E/10, N] }\n"
+        "  b: { kernel: k, grid: 1, block: 32, args: {x: x, y: x, a: 1/N, n: N/3} }\n"
+        "  c: { kernel: h, grid: 1, block: 32, args: [1/E, -3/2, E/2, 7/2] }\n"
+        "  s: { memset: x, value: 1/8 }\n");
+    const cudag__kernel *a = &node(g, "a")->u.k, *b = &node(g, "b")->u.k;
+    const cudag__kernel *c = &node(g, "c")->u.k;
+    assert_int_equal(a->args[2].kind, CUDAG_ARG_FLOAT);
+    assert_true(a->args[2].f == 0.5);       /* not 0 */
+    assert_true(b->args[2].f == 1.0 / 64);
+    assert_int_equal(b->args[3].kind, CUDAG_ARG_INT);
+    assert_int_equal(b->args[3].i, 21);     /* an i64 stays an integer */
+    assert_true(c->args[0].f == 0.2 && c->args[1].f == -1.5 &&
+                c->args[2].f == 2.5);
+    assert_int_equal(c->args[3].i, 3);
+    assert_true(node(g, "s")->u.set.value == 0.125);
+    assert_true(g->buffers[cudag__find_buffer(g, "x")].init.value == 0.25);
+    assert_true(g->buffers[cudag__find_buffer(g, "i")].init.value == 32.0);
+    cudag_graph_destroy(g);
+}
+
 static void nodes_named_args_follow_the_signature(void **state)
 {
     (void)state;
@@ -95,7 +130,9 @@ static void nodes_named_args_follow_the_signature(void **state)
     assert_int_equal(k->args[0].kind, CUDAG_ARG_NULL);
     assert_int_equal(k->args[1].kind, CUDAG_ARG_BUFFER);
     assert_int_equal(k->args[1].offset, 1);
-    assert_int_equal(k->args[2].kind, CUDAG_ARG_INT);   /* f32 from an int */
+    /* An f32 argument written as an integer is computed in floating point. */
+    assert_int_equal(k->args[2].kind, CUDAG_ARG_FLOAT);
+    assert_true(k->args[2].f == 2.0);
     assert_int_equal(k->args[3].i, 7);
     cudag_graph_destroy(g);
 }
@@ -390,6 +427,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nodes_kernel_fields_and_positions),
         cmocka_unit_test(nodes_suggestions_at_the_distance_limit),
+        cmocka_unit_test(nodes_floating_point_values),
         cmocka_unit_test(nodes_named_args_follow_the_signature),
         cmocka_unit_test(nodes_repetition_and_falling_off_the_ends),
         cmocka_unit_test(nodes_groups_nest_and_resolve_inside_out),
