@@ -91,6 +91,7 @@ enum {
     CU_GET_PROC_ADDRESS_SUCCESS = 0,
     CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC = 1,
     CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER = 2,
+    CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0,
     CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
     CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2
@@ -202,6 +203,9 @@ typedef CUresult (*PFN_cuMemcpyDtoDAsync_v3020)(CUdeviceptr, CUdeviceptr,
                                                 size_t, CUstream);
 typedef CUresult (*PFN_cuLibraryLoadFromFile_v12000)(
     CUlibrary *, const char *, CUjit_option *, void **, unsigned,
+    CUlibraryOption *, void **, unsigned);
+typedef CUresult (*PFN_cuLibraryLoadData_v12000)(
+    CUlibrary *, const void *, CUjit_option *, void **, unsigned,
     CUlibraryOption *, void **, unsigned);
 typedef CUresult (*PFN_cuLibraryUnload_v12000)(CUlibrary);
 typedef CUresult (*PFN_cuLibraryGetKernel_v12000)(CUkernel *, CUlibrary,
