@@ -150,7 +150,8 @@ typedef struct cudag_options {
     /* NULL-terminated "NAME=VALUE" strings; override the file's vars. */
     const char *const *defines;
     /* NULL-terminated directories searched for includes after the
-     * including file's own directory. */
+     * including file's own directory and before the shipped kernels'
+     * (beside the library, else <prefix>/share/cudag). */
     const char *const *include_dirs;
     cudag_diag_fn diag;
     void *diag_user;
@@ -665,10 +666,20 @@ CUDAG_API int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
  * Gives variable `name` a new value for a graph loaded from YAML: lowers the
  * file again, and updates the instantiated graph in place with
  * cuGraphExecUpdate.  Changes that alter the topology, a kernel, or a buffer's
- * size fail with the reason and the node; the exec is then unchanged.
+ * size fail with the reason and the node; the exec is then unchanged.  A
+ * floating-point variable (`eps: 1e-5`) takes the value as a double.
  */
 CUDAG_API int cudag_exec_set_var(cudag_exec *x, const char *name,
                                  int64_t value, cudag_error *err);
+
+/*
+ * The same for a floating-point variable: every f32/f64 argument computed
+ * from it changes with one call.  CUDAG_EINVAL for a value that is not
+ * finite; CUDAG_ETYPE (the exec unchanged) for an integer variable, which
+ * takes cudag_exec_set_var.
+ */
+CUDAG_API int cudag_exec_set_var_float(cudag_exec *x, const char *name,
+                                       double value, cudag_error *err);
 
 /* Host-side time of each stage of cudag_instantiate, in nanoseconds. */
 typedef struct cudag_exec_stats {

@@ -220,12 +220,14 @@ int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
     cudag__sb_puts(&b, "\" {\n  graph [label=\"");
     cudag__sb_dot_escape(&b, g->name);
     cudag__sb_printf(&b,
-                     "\\n%u nodes, %u edges, %u levels\", labelloc=t, "
+                     "\\n%u node%s, %u edge%s, %u level%s\", labelloc=t, "
                      "fontname=\"Helvetica\"];\n"
                      "  node [fontname=\"Helvetica\", fontsize=10, "
                      DEFAULT_SHAPE "];\n"
                      "  edge [fontname=\"Helvetica\", fontsize=9];\n",
-                     g->nnodes, g->nedges, g->topo.depth);
+                     g->nnodes, g->nnodes == 1 ? "" : "s", g->nedges,
+                     g->nedges == 1 ? "" : "s", g->topo.depth,
+                     g->topo.depth == 1 ? "" : "s");
     for (uint32_t i = 0; i < g->nnodes; i++)
         put_node(&b, g, i, node_on[i]);
     if (clusters) {

@@ -27,6 +27,19 @@ void cudag__driver_override(const cudag__drv *t) { override = t; }
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);
 
+#ifdef CUDAG_NO_TOOLKIT
+/* Without cuda.h the driver's types are cudag's own declarations (nocuda.h),
+ * which only need to compile: calling a real driver through them could go
+ * wrong in ways no test here would see, so the driver is never opened. */
+static void load(void)
+{
+    load_code = CUDAG_ENODRIVER;
+    snprintf(load_msg, sizeof load_msg,
+             "this cudag was built without the CUDA toolkit (no cuda.h), so "
+             "it checks, draws and plans graphs but runs none: rebuild it "
+             "where the toolkit is (meson setup -Dtoolkit=DIR)");
+}
+#else
 static void load(void)
 {
     /* RTLD_LOCAL: the driver's symbols stay out of the global namespace, so
@@ -77,6 +90,7 @@ static void load(void)
      * rest of the process. */
     real = t;
 }
+#endif
 
 const char *cudag__cu_name(const cudag__drv *d, CUresult r)
 {

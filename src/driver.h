@@ -6,8 +6,12 @@
 
 #include "util.h"
 
+#ifdef CUDAG_NO_TOOLKIT
+#include "nocuda.h"     /* built without the toolkit: check, dot, plan only */
+#else
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#endif
 
 /*
  * Every entry point the library uses, with the CUDA version whose ABI it is
@@ -15,7 +19,8 @@
  * that version, so the table's types (PFN_<name>_v<version> from
  * cudaTypedefs.h) are exactly what the driver hands back, whatever newer
  * variants a later driver adds.  The edge-data graph functions need 12.3 and
- * cuFuncGetParamInfo 12.4: that is the oldest driver cudag accepts.
+ * cuFuncGetParamInfo 12.4: that is the oldest driver cudag accepts.  A new
+ * entry also needs its PFN_ type in nocuda.h, for builds without cuda.h.
  */
 #define CUDAG__DRIVER_FUNCS(X)                                                 \
     X(cuGetErrorName, 6000)                                                    \
@@ -99,8 +104,9 @@ typedef struct cudag__drv {
  * Returns the driver table in *out after cuInit(0) succeeded, loading
  * libcuda.so.1 on the first call (once per process, thread-safe).  Errors:
  * CUDAG_ENODRIVER "no CUDA driver found (libcuda.so.1): <dlerror>", a driver
- * older than CUDAG__DRIVER_MIN_VERSION or missing an entry point, or cuInit
- * finding no device; CUDAG_ECUDA for another cuInit failure.  On error *out
+ * older than CUDAG__DRIVER_MIN_VERSION or missing an entry point, cuInit
+ * finding no device, or a library built without the CUDA toolkit (which
+ * never opens the driver); CUDAG_ECUDA for another cuInit failure.  On error *out
  * is NULL.  The table lives as long as the process.
  */
 int cudag__driver(const cudag__drv **out, cudag_error *err);

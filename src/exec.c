@@ -915,15 +915,16 @@ static int same_resources(const cudag_exec *x, const cudag_graph *ng,
     return CUDAG_OK;
 }
 
-int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
-                       cudag_error *err)
+/* Variable `name` set to the number written `value`: the graph lowered
+ * again, and the instantiated graph updated in place (cudag_exec_set_var). */
+static int set_var(cudag_exec *x, const char *fn, const char *name,
+                   const char *value, cudag_error *err)
 {
-    int rc = cudag__exec_begin(x, "cudag_exec_set_var", err);
+    int rc = cudag__exec_begin(x, fn, err);
     if (rc != CUDAG_OK)
         return rc;
     char setting[300];
-    snprintf(setting, sizeof setting, "%s=%lld", name ? name : "(null)",
-             (long long)value);
+    snprintf(setting, sizeof setting, "%s=%s", name ? name : "(null)", value);
     cudag_graph *ng = NULL;
     cudag__launches nl;
     cudag__built nb;
@@ -981,4 +982,29 @@ int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
     }
     cudag__exec_leave(x);
     return rc;
+}
+
+int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
+                       cudag_error *err)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)value);
+    return set_var(x, "cudag_exec_set_var", name, text, err);
+}
+
+int cudag_exec_set_var_float(cudag_exec *x, const char *name, double value,
+                             cudag_error *err)
+{
+    if (!isfinite(value)) {
+        cudag__error_clear(err);
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_exec_set_var_float: variable '%s' cannot "
+                              "be %g",
+                              name ? name : "(null)", value);
+    }
+    /* Written as a floating-point number ("2.0", not "2"), so that an
+     * integer variable refuses it rather than take it. */
+    char text[40];
+    cudag__fmt_num(text, value);
+    return set_var(x, "cudag_exec_set_var_float", name, text, err);
 }

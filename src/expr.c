@@ -1,17 +1,28 @@
-/* expr.c — integer expressions, by recursive descent over the text.
+/* expr.c — expressions, by recursive descent over the text.
  *
  *   expr    := term (('+' | '-') term)*
  *   term    := unary (('*' | '/' | '%') unary)*
  *   unary   := ('-' | '+') unary | primary
- *   primary := INTEGER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+ *   primary := NUMBER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+ *   NUMBER  := INTEGER | FLOAT
  *   INTEGER := [0-9][0-9_]* | 0x[0-9a-fA-F_]+
+ *   FLOAT   := [0-9]+ ('.' [0-9]*)? ([eE] [+-]? [0-9]+)?   (a '.' or an e)
  *
- * Every operation is checked for signed 64-bit overflow, so a size computed
- * here can be trusted by later stages.  Recursion is bounded by
+ * Three modes (expr.h): integers only, where a size or an index is computed
+ * (every operation checked for signed 64-bit overflow, so later stages can
+ * trust it); floating point throughout, for an argument of a floating-point
+ * parameter (every value is a double from the start, so 1/H is not 0); and
+ * for a variable's value, integers that become floating point where a
+ * floating-point number or variable joins them.  Recursion is bounded by
  * CUDAG__MAX_EXPR_DEPTH, so hostile input cannot exhaust the stack.
  */
 #include "expr.h"
+#include "values.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct ep {
@@ -21,7 +32,15 @@ typedef struct ep {
     const cudag__scope *sc;
     cudag__diag *d;
     unsigned depth;
+    cudag__expr_mode mode;
 } ep;
+
+/* A value on the way: an integer, or (fl) a double. */
+typedef cudag__num num;
+
+static num int_num(int64_t i) { return (num){.i = i}; }
+static num float_num(double f) { return (num){.f = f, .fl = true}; }
+static double as_double(num v) { return v.fl ? v.f : (double)v.i; }
 
 static cudag__pos at(const ep *p, size_t off)
 {
@@ -53,7 +72,7 @@ static bool is_alpha(char c)
 }
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-static int parse_expr(ep *p, int64_t *out);
+static int parse_expr(ep *p, num *out);
 
 static int overflow(ep *p, size_t off, const char *op, int64_t a, int64_t b)
 {
@@ -62,7 +81,8 @@ static int overflow(ep *p, size_t off, const char *op, int64_t a, int64_t b)
                 (long long)b);
 }
 
-static int apply(ep *p, size_t off, char op, int64_t a, int64_t b, int64_t *r)
+static int apply_int(ep *p, size_t off, char op, int64_t a, int64_t b,
+                     int64_t *r)
 {
     switch (op) {
     case '+':
@@ -89,7 +109,84 @@ static int apply(ep *p, size_t off, char op, int64_t a, int64_t b, int64_t *r)
     return fail(p, off, CUDAG_EEXPR, "unknown operator '%c'", op);
 }
 
-static int parse_number(ep *p, int64_t *out)
+/* A floating-point result must be a number a kernel can use. */
+static int finite(ep *p, size_t off, double v, num *out)
+{
+    if (!isfinite(v))
+        return fail(p, off, CUDAG_ERANGE,
+                    "the result is not a finite number");
+    *out = float_num(v);
+    return CUDAG_OK;
+}
+
+/* a op b: in integers where both are, else in double precision. */
+static int apply(ep *p, size_t off, char op, num a, num b, num *r)
+{
+    if (!a.fl && !b.fl) {
+        r->fl = false;
+        return apply_int(p, off, op, a.i, b.i, &r->i);
+    }
+    double x = as_double(a), y = as_double(b);
+    switch (op) {
+    case '+':
+        return finite(p, off, x + y, r);
+    case '-':
+        return finite(p, off, x - y, r);
+    case '*':
+        return finite(p, off, x * y, r);
+    case '/':
+    case '%':
+        if (y == 0)
+            return fail(p, off, CUDAG_EEXPR, "division by zero");
+        return finite(p, off, op == '/' ? x / y : fmod(x, y), r);
+    }
+    return fail(p, off, CUDAG_EEXPR, "unknown operator '%c'", op);
+}
+
+/* The floating-point literal at p->s[start] (digits already seen up to
+ * p->i): '.' digits, an exponent, or both. */
+static int parse_float_literal(ep *p, size_t start, num *out)
+{
+    size_t i = p->i;
+    if (i < p->len && p->s[i] == '.')
+        for (i++; i < p->len && is_digit(p->s[i]);)
+            i++;
+    if (i < p->len && (p->s[i] == 'e' || p->s[i] == 'E')) {
+        size_t e = i + 1;
+        if (e < p->len && (p->s[e] == '+' || p->s[e] == '-'))
+            e++;
+        if (e >= p->len || !is_digit(p->s[e]))
+            return fail(p, start, CUDAG_EEXPR, "malformed number '%.*s'",
+                        (int)(e - start), p->s + start);
+        for (i = e; i < p->len && is_digit(p->s[i]);)
+            i++;
+    }
+    if (i < p->len && (is_alpha(p->s[i]) || p->s[i] == '.'))
+        return fail(p, start, CUDAG_EEXPR, "malformed number '%.*s'",
+                    (int)(i + 1 - start), p->s + start);
+    size_t n = i - start;
+    if (p->mode == CUDAG__EXPR_INT)
+        return fail(p, start, CUDAG_EEXPR,
+                    "%.*s is a floating-point number, and an integer is "
+                    "needed here",
+                    (int)n, p->s + start);
+    char buf[80];
+    if (n >= sizeof buf)
+        return fail(p, start, CUDAG_EEXPR, "number '%.*s' is too long",
+                    (int)n, p->s + start);
+    memcpy(buf, p->s + start, n);
+    buf[n] = '\0';
+    errno = 0;
+    double v = strtod(buf, NULL);
+    if (!isfinite(v))
+        return fail(p, start, CUDAG_ERANGE, "%s is too large for a double",
+                    buf);
+    p->i = i;
+    *out = float_num(v);
+    return CUDAG_OK;
+}
+
+static int parse_number(ep *p, num *out)
 {
     size_t start = p->i;
     uint64_t v = 0;
@@ -100,6 +197,7 @@ static int parse_number(ep *p, int64_t *out)
         base = 16;
         p->i += 2;
     }
+    bool big = false;
     for (; p->i < p->len; p->i++) {
         char c = p->s[p->i];
         unsigned dv;
@@ -115,15 +213,20 @@ static int parse_number(ep *p, int64_t *out)
             break;
         any = true;
         if (v > (UINT64_MAX - dv) / base)
-            return fail(p, start, CUDAG_EOVERFLOW,
-                        "integer literal does not fit in 64 bits");
-        v = v * base + dv;
+            big = true;
+        else
+            v = v * base + dv;
     }
     if (!any)
         return fail(p, start, CUDAG_EEXPR, "malformed number");
-    if (p->i < p->len && (is_alpha(p->s[p->i]) || p->s[p->i] == '.'))
-        return fail(p, start, CUDAG_EEXPR,
-                    "malformed number '%.*s' (expressions are integers)",
+    if (base == 10 && p->i < p->len &&
+        (p->s[p->i] == '.' || p->s[p->i] == 'e' || p->s[p->i] == 'E'))
+        return parse_float_literal(p, start, out);
+    if (big)
+        return fail(p, start, CUDAG_EOVERFLOW,
+                    "integer literal does not fit in 64 bits");
+    if (p->i < p->len && is_alpha(p->s[p->i]))
+        return fail(p, start, CUDAG_EEXPR, "malformed number '%.*s'",
                     (int)(p->i + 1 - start), p->s + start);
     /* INT64_MIN is written as -9223372036854775808: let unary minus make it. */
     if (v > (uint64_t)INT64_MAX + 1)
@@ -133,25 +236,38 @@ static int parse_number(ep *p, int64_t *out)
         if (start == 0 || p->s[start - 1] != '-')
             return fail(p, start, CUDAG_EOVERFLOW,
                         "integer literal does not fit in 64 bits");
-        *out = INT64_MIN;   /* the caller negates: handled in parse_unary */
+        *out = int_num(INT64_MIN);  /* negated in parse_unary */
         return CUDAG_OK;
     }
-    *out = (int64_t)v;
+    *out = p->mode == CUDAG__EXPR_FLOAT ? float_num((double)v)
+                                        : int_num((int64_t)v);
     return CUDAG_OK;
 }
 
-static bool lookup(const ep *p, const char *name, int64_t *v)
+/* The value of a repetition index or a variable.  Returns CUDAG_OK, 1 when
+ * no such name exists, or an error (reported). */
+static int lookup(ep *p, size_t off, const char *name, num *v)
 {
-    for (const cudag__binding *b = p->sc->env; b; b = b->up)
-        if (strcmp(b->name, name) == 0) {
-            *v = b->value;
-            return true;
-        }
-    uint32_t i = p->sc->g ? cudag__find_var(p->sc->g, name) : CUDAG__NONE;
-    if (i == CUDAG__NONE)
-        return false;
-    *v = p->sc->g->vars[i].value;
-    return true;
+    const cudag__binding *b = p->sc->env;
+    while (b && strcmp(b->name, name) != 0)
+        b = b->up;
+    if (b) {
+        *v = int_num(b->value);
+    } else {
+        uint32_t i = p->sc->g ? cudag__find_var(p->sc->g, name) : CUDAG__NONE;
+        if (i == CUDAG__NONE)
+            return 1;
+        const cudag__var *var = &p->sc->g->vars[i];
+        if (var->is_float && p->mode == CUDAG__EXPR_INT)
+            return fail(p, off, CUDAG_ETYPE,
+                        "'%s' is a floating-point variable, and an integer is "
+                        "needed here",
+                        name);
+        *v = var->is_float ? float_num(var->f) : int_num(var->value);
+    }
+    if (p->mode == CUDAG__EXPR_FLOAT && !v->fl)
+        *v = float_num((double)v->i);
+    return CUDAG_OK;
 }
 
 static int unknown_name(ep *p, size_t off, const char *name)
@@ -182,7 +298,46 @@ static int unknown_name(ep *p, size_t off, const char *name)
 
 static void expect_ws(ep *p) { skip_ws(p); }
 
-static int parse_call(ep *p, const char *name, size_t off, int64_t *out)
+/* cdiv, min and max of the evaluated arguments: in integers where all are,
+ * else in double precision. */
+static int call(ep *p, const char *name, size_t off, const num *args, int n,
+                num *out)
+{
+    bool fl = false;
+    for (int k = 0; k < n; k++)
+        fl |= args[k].fl;
+    if (name[0] == 'c') {
+        num a = args[0], b = args[1];
+        if (fl ? as_double(b) <= 0 : b.i <= 0) {
+            char x[40], y[40];
+            if (fl)
+                cudag__fmt_num(x, as_double(a)), cudag__fmt_num(y, as_double(b));
+            else
+                snprintf(x, sizeof x, "%lld", (long long)a.i),
+                    snprintf(y, sizeof y, "%lld", (long long)b.i);
+            return fail(p, off, CUDAG_EEXPR,
+                        "cdiv(%s, %s): the divisor must be positive", x, y);
+        }
+        if (fl)
+            return finite(p, off, ceil(as_double(a) / as_double(b)), out);
+        /* ⌈a/b⌉ without overflowing a + b - 1. */
+        int64_t q = a.i / b.i;
+        *out = int_num((a.i % b.i != 0 && a.i > 0) ? q + 1 : q);
+        return CUDAG_OK;
+    }
+    bool want_min = name[1] == 'i';
+    num r = args[0];
+    for (int k = 1; k < n; k++) {
+        bool less = fl ? as_double(args[k]) < as_double(r) : args[k].i < r.i;
+        bool more = fl ? as_double(args[k]) > as_double(r) : args[k].i > r.i;
+        if (want_min ? less : more)
+            r = args[k];
+    }
+    *out = fl ? float_num(as_double(r)) : r;
+    return CUDAG_OK;
+}
+
+static int parse_call(ep *p, const char *name, size_t off, num *out)
 {
     int nargs_min, nargs_max;
     if (strcmp(name, "cdiv") == 0)
@@ -200,7 +355,7 @@ static int parse_call(ep *p, const char *name, size_t off, int64_t *out)
                     "unknown function '%s' (there are cdiv, min, max)", name);
     }
     p->i++;     /* '(' */
-    int64_t args[64];
+    num args[64];
     int n = 0;
     for (;;) {
         if (n == nargs_max)
@@ -225,26 +380,10 @@ static int parse_call(ep *p, const char *name, size_t off, int64_t *out)
         return fail(p, off, CUDAG_EEXPR, "%s() takes %s%d arguments, got %d",
                     name, nargs_min == nargs_max ? "" : "at least ", nargs_min,
                     n);
-    if (name[0] == 'c') {
-        int64_t a = args[0], b = args[1];
-        if (b <= 0)
-            return fail(p, off, CUDAG_EEXPR,
-                        "cdiv(%lld, %lld): the divisor must be positive",
-                        (long long)a, (long long)b);
-        /* ⌈a/b⌉ without overflowing a + b - 1. */
-        int64_t q = a / b;
-        *out = (a % b != 0 && a > 0) ? q + 1 : q;
-        return CUDAG_OK;
-    }
-    int64_t r = args[0];
-    for (int k = 1; k < n; k++)
-        r = name[1] == 'i' ? (args[k] < r ? args[k] : r)
-                           : (args[k] > r ? args[k] : r);
-    *out = r;
-    return CUDAG_OK;
+    return call(p, name, off, args, n, out);
 }
 
-static int parse_primary(ep *p, int64_t *out)
+static int parse_primary(ep *p, num *out)
 {
     skip_ws(p);
     if (p->i >= p->len)
@@ -279,15 +418,18 @@ static int parse_primary(ep *p, int64_t *out)
         skip_ws(p);
         if (p->i < p->len && p->s[p->i] == '(')
             return parse_call(p, name, start, out);
-        if (!lookup(p, name, out))
-            return unknown_name(p, start, name);
-        return CUDAG_OK;
+        int rc = lookup(p, start, name, out);
+        if (rc != 1)
+            return rc;
+        return p->sc->bad_vars && cudag__map_get(p->sc->bad_vars, name, NULL)
+                   ? CUDAG__EBAD
+                   : unknown_name(p, start, name);
     }
     return fail(p, start, CUDAG_EEXPR, "unexpected '%.*s' in expression",
                 cudag__char_bytes(p->s + start, p->len - start), p->s + start);
 }
 
-static int parse_unary(ep *p, int64_t *out)
+static int parse_unary(ep *p, num *out)
 {
     skip_ws(p);
     if (p->i < p->len && (p->s[p->i] == '-' || p->s[p->i] == '+')) {
@@ -297,27 +439,29 @@ static int parse_unary(ep *p, int64_t *out)
             return fail(p, off, CUDAG_ELIMIT,
                         "expression nested deeper than %u levels",
                         CUDAG__MAX_EXPR_DEPTH);
-        int64_t v;
+        num v;
         int rc = parse_unary(p, &v);
         p->depth--;
         if (rc != CUDAG_OK)
             return rc;
         if (op == '+') {
             *out = v;
-        } else if (v == INT64_MIN) {
+        } else if (v.fl) {
+            *out = float_num(-v.f);
+        } else if (v.i == INT64_MIN) {
             /* Only the literal 9223372036854775808 after '-' gets here. */
-            *out = INT64_MIN;
+            *out = v;
             if (off + 1 < p->len && !is_digit(p->s[off + 1]))
-                return overflow(p, off, "-", 0, v);
+                return overflow(p, off, "-", 0, v.i);
         } else {
-            *out = -v;
+            *out = int_num(-v.i);
         }
         return CUDAG_OK;
     }
     return parse_primary(p, out);
 }
 
-static int parse_term(ep *p, int64_t *out)
+static int parse_term(ep *p, num *out)
 {
     int rc = parse_unary(p, out);
     while (rc == CUDAG_OK) {
@@ -328,7 +472,7 @@ static int parse_term(ep *p, int64_t *out)
         if (op != '*' && op != '/' && op != '%')
             break;
         size_t off = p->i++;
-        int64_t rhs;
+        num rhs;
         rc = parse_unary(p, &rhs);
         if (rc == CUDAG_OK)
             rc = apply(p, off, op, *out, rhs, out);
@@ -336,7 +480,7 @@ static int parse_term(ep *p, int64_t *out)
     return rc;
 }
 
-static int parse_expr(ep *p, int64_t *out)
+static int parse_expr(ep *p, num *out)
 {
     if (++p->depth > CUDAG__MAX_EXPR_DEPTH)
         return fail(p, p->i, CUDAG_ELIMIT,
@@ -351,7 +495,7 @@ static int parse_expr(ep *p, int64_t *out)
         if (op != '+' && op != '-')
             break;
         size_t off = p->i++;
-        int64_t rhs;
+        num rhs;
         rc = parse_term(p, &rhs);
         if (rc == CUDAG_OK)
             rc = apply(p, off, op, *out, rhs, out);
@@ -360,8 +504,9 @@ static int parse_expr(ep *p, int64_t *out)
     return rc;
 }
 
-int cudag__expr_eval(const char *s, size_t len, cudag__pos pos,
-                     const cudag__scope *sc, cudag__diag *d, int64_t *out)
+int cudag__expr_eval_num(const char *s, size_t len, cudag__pos pos,
+                         const cudag__scope *sc, cudag__expr_mode mode,
+                         cudag__diag *d, cudag__num *out)
 {
     /* Most expressions in a file are plain numbers ("grid: 1"), evaluated
      * once per repeated node: read those without the parser.  18 digits
@@ -372,18 +517,18 @@ int cudag__expr_eval(const char *s, size_t len, cudag__pos pos,
         while (i < len && is_digit(s[i]))
             v = v * 10 + (s[i++] - '0');
         if (i == len) {
-            *out = v;
+            *out = mode == CUDAG__EXPR_FLOAT ? float_num((double)v) : int_num(v);
             return CUDAG_OK;
         }
     }
-    ep p = {s, len, 0, pos, sc, d, 0};
+    ep p = {s, len, 0, pos, sc, d, 0, mode};
     if (len > CUDAG__MAX_EXPR_LEN)
         return fail(&p, 0, CUDAG_ELIMIT, "expression longer than %u bytes",
                     CUDAG__MAX_EXPR_LEN);
     skip_ws(&p);
     if (p.i >= len)
         return fail(&p, 0, CUDAG_EEXPR, "empty expression");
-    int64_t v;
+    num v;
     int rc = parse_expr(&p, &v);
     if (rc != CUDAG_OK)
         return rc;
@@ -396,4 +541,24 @@ int cudag__expr_eval(const char *s, size_t len, cudag__pos pos,
     }
     *out = v;
     return CUDAG_OK;
+}
+
+int cudag__expr_eval(const char *s, size_t len, cudag__pos pos,
+                     const cudag__scope *sc, cudag__diag *d, int64_t *out)
+{
+    num v;
+    int rc = cudag__expr_eval_num(s, len, pos, sc, CUDAG__EXPR_INT, d, &v);
+    if (rc == CUDAG_OK)
+        *out = v.i;
+    return rc;
+}
+
+int cudag__expr_eval_float(const char *s, size_t len, cudag__pos pos,
+                           const cudag__scope *sc, cudag__diag *d, double *out)
+{
+    num v;
+    int rc = cudag__expr_eval_num(s, len, pos, sc, CUDAG__EXPR_FLOAT, d, &v);
+    if (rc == CUDAG_OK)
+        *out = v.f;
+    return rc;
 }

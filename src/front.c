@@ -96,16 +96,56 @@ unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
     return bad;
 }
 
+/* Scalar node n as an expression in `mode` (integers or floating point). */
+static int eval_in(cudag__lower *lw, const cudag__doc *n,
+                   const cudag__binding *env, cudag__expr_mode mode,
+                   cudag__num *out)
+{
+    if (n->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EEXPR, n->pos, "expected %s, not %s",
+                           mode == CUDAG__EXPR_INT
+                               ? "an integer expression"
+                               : "a number or an expression",
+                           cudag__doc_what(n));
+    cudag__scope sc = cudag__scope_of(lw, env);
+    return cudag__expr_eval_num(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
+                                mode, lw->d, out);
+}
+
 int cudag__eval(cudag__lower *lw, const cudag__doc *n,
                 const cudag__binding *env, int64_t *out)
 {
-    if (n->type != CUDAG__DOC_SCALAR)
-        return cudag__lerr(lw, CUDAG_EEXPR, n->pos,
-                           "expected an integer expression, not %s",
-                           cudag__doc_what(n));
-    cudag__scope sc = {lw->g, env};
-    return cudag__expr_eval(n->str, n->len, cudag__doc_pos_at(n, 0), &sc,
-                            lw->d, out);
+    cudag__num v;
+    int rc = eval_in(lw, n, env, CUDAG__EXPR_INT, &v);
+    if (rc == CUDAG_OK)
+        *out = v.i;
+    return rc;
+}
+
+int cudag__eval_float(cudag__lower *lw, const cudag__doc *n,
+                      const cudag__binding *env, double *out)
+{
+    cudag__num v;
+    int rc = eval_in(lw, n, env, CUDAG__EXPR_FLOAT, &v);
+    if (rc == CUDAG_OK)
+        *out = v.f;
+    return rc;
+}
+
+cudag__scope cudag__scope_of(const cudag__lower *lw, const cudag__binding *env)
+{
+    cudag__scope sc = {lw->g, env, &lw->bad[CUDAG__NS_VAR]};
+    return sc;
+}
+
+void cudag__mark_bad(cudag__lower *lw, cudag__ns ns, const char *name)
+{
+    (void)cudag__map_put(&lw->bad[ns], name, 0);
+}
+
+bool cudag__is_bad(const cudag__lower *lw, cudag__ns ns, const char *name)
+{
+    return cudag__map_get(&lw->bad[ns], name, NULL);
 }
 
 bool cudag__parse_bool(const cudag__doc *n, bool *out)
@@ -154,6 +194,108 @@ bool cudag__free_key(const cudag__doc *k)
     return k->type == CUDAG__DOC_SCALAR && strncmp(k->str, "x-", 2) == 0;
 }
 
+
+/* ---- type words ------------------------------------------------------------ */
+
+/* C's (and array libraries') names of the element types. */
+static const struct {
+    const char *c, *word;
+} c_types[] = {
+    {"float", "f32"}, {"double", "f64"}, {"half", "f16"}, {"__half", "f16"},
+    {"__nv_bfloat16", "bf16"}, {"nv_bfloat16", "bf16"}, {"bfloat16", "bf16"},
+    {"__bf16", "bf16"}, {"char", "i8"}, {"signed char", "i8"},
+    {"unsigned char", "u8"}, {"short", "i16"}, {"short int", "i16"},
+    {"unsigned short", "u16"}, {"int", "i32"}, {"signed", "i32"},
+    {"signed int", "i32"}, {"unsigned", "u32"}, {"unsigned int", "u32"},
+    {"long", "i64"}, {"long int", "i64"}, {"long long", "i64"},
+    {"long long int", "i64"}, {"unsigned long", "u64"},
+    {"unsigned long long", "u64"}, {"size_t", "u64"}, {"ssize_t", "i64"},
+    {"ptrdiff_t", "i64"}, {"int8_t", "i8"}, {"uint8_t", "u8"},
+    {"int16_t", "i16"}, {"uint16_t", "u16"}, {"int32_t", "i32"},
+    {"uint32_t", "u32"}, {"int64_t", "i64"}, {"uint64_t", "u64"},
+    {"int8", "i8"}, {"uint8", "u8"}, {"int16", "i16"}, {"uint16", "u16"},
+    {"int32", "i32"}, {"uint32", "u32"}, {"int64", "i64"}, {"uint64", "u64"},
+    {"float16", "f16"}, {"float32", "f32"}, {"float64", "f64"},
+    {"fp16", "f16"}, {"fp32", "f32"}, {"fp64", "f64"}, {"bool", "u8"},
+    {"pointer", "ptr"}, {"void", "ptr"},
+};
+
+/* The cudag word for a C spelling: qualifiers dropped, a pointer is ptr (or,
+ * for a buffer's elements, what it points to).  NULL when it is none. */
+static const char *c_type_word(const char *word, bool element)
+{
+    char buf[64];
+    size_t n = 0;
+    bool pointer = false;
+    for (const char *s = word; *s;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        const char *e = s;
+        while (*e && *e != ' ' && *e != '\t' && *e != '*')
+            e++;
+        size_t len = (size_t)(e - s);
+        bool qualifier = (len == 5 && strncmp(s, "const", 5) == 0) ||
+                         (len == 8 && strncmp(s, "volatile", 8) == 0) ||
+                         (len == 8 && strncmp(s, "restrict", 8) == 0) ||
+                         (len == 12 && strncmp(s, "__restrict__", 12) == 0);
+        if (len && !qualifier) {
+            if (n + len + 2 > sizeof buf)
+                return NULL;
+            if (n)
+                buf[n++] = ' ';
+            memcpy(buf + n, s, len);
+            n += len;
+        }
+        for (s = e; *s == '*'; s++)
+            pointer = true;
+    }
+    buf[n] = '\0';
+    if (pointer && !element)
+        return "ptr";
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
+        if (strcmp(buf, c_types[i].c) == 0)
+            return element && strcmp(c_types[i].word, "ptr") == 0
+                       ? NULL
+                       : c_types[i].word;
+    return NULL;
+}
+
+int cudag__bad_type(cudag__lower *lw, cudag__pos pos, const char *word,
+                    bool element)
+{
+    static const char *const names[] = {"ptr", "i8", "u8", "i16", "u16",
+                                        "i32", "u32", "i64", "u64", "f16",
+                                        "bf16", "f32", "f64"};
+    const char *const *valid = element ? names + 1 : names;
+    size_t nvalid = element ? 12 : 13;
+    const char *best = c_type_word(word, element);
+    if (!best)
+        best = cudag__suggest(word, valid, nvalid);
+    if (!best) {
+        /* A typo of a C spelling ("flaot"): that spelling's word. */
+        enum { NC = sizeof c_types / sizeof *c_types };
+        const char *spellings[NC];
+        for (size_t i = 0; i < NC; i++)
+            spellings[i] = c_types[i].c;
+        const char *c = cudag__suggest(word, spellings, NC);
+        best = c ? c_type_word(c, element) : NULL;
+    }
+    char list[128];
+    size_t len = 0;
+    for (size_t i = 0; i < nvalid; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                i ? ", " : "", valid[i]);
+    if (element)
+        return cudag__lerr(lw, CUDAG_ETYPE, pos,
+                           "'%s' is not an element type (%s%s%sthe element "
+                           "types are %s)",
+                           word, best ? "did you mean '" : "",
+                           best ? best : "", best ? "'? " : "", list);
+    return cudag__lerr(lw, CUDAG_ETYPE, pos,
+                       "unknown type '%s' (%s%s%sthe types are %s)", word,
+                       best ? "did you mean '" : "", best ? best : "",
+                       best ? "'? " : "", list);
+}
 
 /* ---- names and references --------------------------------------------- */
 
@@ -220,6 +362,10 @@ bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
     memcpy(name, s + i, e - i);
     name[e - i] = '\0';
     uint32_t b = cudag__find_buffer(lw->g, name);
+    if (b == CUDAG__NONE && cudag__is_bad(lw, CUDAG__NS_BUFFER, name)) {
+        *rc = CUDAG__EBAD;
+        return true;
+    }
     if (b == CUDAG__NONE)
         return false;
     *buf = b;
@@ -236,7 +382,7 @@ bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
         return true;
     }
     int64_t off;
-    cudag__scope scope = {lw->g, env};
+    cudag__scope scope = cudag__scope_of(lw, env);
     size_t x = cudag__skip_ws(s, j + 1, sc->len);
     *rc = cudag__expr_eval(s + x, sc->len - x, cudag__doc_pos_at(sc, x),
                            &scope, lw->d, &off);
@@ -270,7 +416,7 @@ bool cudag__buffer_target(cudag__lower *lw, const cudag__doc *v,
         return false;
     int rc;
     if (cudag__buffer_ref(lw, v, env, buf, off, &rc))
-        return rc == CUDAG_OK;
+        return rc == CUDAG_OK;  /* a bad one was reported, or is known bad */
     char name[CUDAG__MAX_NAME + 1];
     size_t i, n = cudag__leading_name(v, name, &i);
     const char *best = n ? cudag__suggest_buffer(lw, name) : NULL;

@@ -10,6 +10,16 @@
 
 #include <stddef.h>
 
+/* The namespaces of declarations (cudag__lower.bad). */
+typedef enum cudag__ns {
+    CUDAG__NS_VAR,
+    CUDAG__NS_MODULE,
+    CUDAG__NS_SIG,
+    CUDAG__NS_BUFFER,
+    CUDAG__NS_NODE,
+    CUDAG__NS_COUNT
+} cudag__ns;
+
 /* A -D define, matched against the variables as they are lowered. */
 typedef struct cudag__define {
     const char *name;
@@ -55,6 +65,10 @@ typedef struct cudag__lower {
     /* Suggestions searched over a large namespace so far: each costs a pass
      * over every name, so only the first few errors get one. */
     unsigned big_searches;
+    /* Per namespace, the names of declarations that were reported as wrong
+     * and left out of the graph (keys live in the source or the scratch
+     * arena).  A use of one says nothing: one mistake, one error. */
+    cudag__map bad[CUDAG__NS_COUNT];
 } cudag__lower;
 
 /* ---- front.c ----------------------------------------------------------- */
@@ -81,13 +95,34 @@ unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
                            const char *const *allowed, size_t n,
                            const char *what);
 
-/* Evaluates a scalar node as an integer expression in scope env. */
+/* Evaluates a scalar node as an integer expression in scope env.  Returns
+ * CUDAG__EBAD, with nothing reported, where it names a variable that was
+ * reported wrong. */
 int cudag__eval(cudag__lower *lw, const cudag__doc *n,
                 const cudag__binding *env, int64_t *out);
 
 /* A YAML boolean scalar (true/false, yes/no, on/off): returns true and sets
  * *out if n is one. */
 bool cudag__parse_bool(const cudag__doc *n, bool *out);
+
+/* Evaluates a scalar node as an expression in double precision, for a
+ * floating-point value (an f32 argument, a memset of an f16 buffer): every
+ * number and variable is a double from the start, so 1/H is not 0. */
+int cudag__eval_float(cudag__lower *lw, const cudag__doc *n,
+                      const cudag__binding *env, double *out);
+
+/* The scope expressions of lw are evaluated in: its graph's variables, the
+ * repetition indices env, and the variables reported wrong. */
+cudag__scope cudag__scope_of(const cudag__lower *lw, const cudag__binding *env);
+
+/* Records that declaration `name` of namespace ns was reported wrong and
+ * left out; name must outlive lowering (document text or lw's arenas).
+ * Running out of memory only loses the record (a later use may then be
+ * reported as unknown). */
+void cudag__mark_bad(cudag__lower *lw, cudag__ns ns, const char *name);
+
+/* True when `name` of namespace ns was reported wrong. */
+bool cudag__is_bad(const cudag__lower *lw, cudag__ns ns, const char *name);
 
 /* Parses a number written as a float (1e-5, -0.5, 2.0, inf is refused).
  * Returns true and sets *out if s is one. */
@@ -123,6 +158,15 @@ const char *cudag__suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
     CUDAG__SUGGEST(lw, buffers, nbuffers, cudag__buffer, w)
 #define cudag__suggest_sig(lw, w) CUDAG__SUGGEST(lw, sigs, nsigs, cudag__sig, w)
 
+/* Reports `word` (at pos), which is no type of cudag's, and returns
+ * CUDAG_ETYPE: "unknown type 'W'" for a kernel parameter, or, element, "'W'
+ * is not an element type" for a buffer; with the cudag word for a C or
+ * array-library spelling ('float*' → ptr, or f32 for a buffer's elements;
+ * 'int' → i32, 'double' → f64, 'fp16' → f16) or else a likely typo, and the
+ * list of the valid words. */
+int cudag__bad_type(cudag__lower *lw, cudag__pos pos, const char *word,
+                    bool element);
+
 /* The three printf arguments of " (did you mean 'X'?)", or of nothing when
  * best is NULL, for a "%s%s%s". */
 #define CUDAG__DYM(best)                                                       \
@@ -132,7 +176,7 @@ const char *cudag__suggest_in(cudag__lower *lw, const void *arr, uint32_t n,
 /* "buf", "buf + expr" or "buf+expr": a buffer and an element offset.
  * Returns false (nothing reported) when the text does not start with a
  * buffer name; otherwise true, with *rc the status of the offset (reported
- * when it is bad). */
+ * when it is bad), or CUDAG__EBAD (unreported) for a buffer reported wrong. */
 bool cudag__buffer_ref(cudag__lower *lw, const cudag__doc *sc,
                        const cudag__binding *env, uint32_t *buf,
                        uint64_t *offset, int *rc);

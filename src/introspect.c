@@ -92,9 +92,10 @@ int cudag_graph_var(const cudag_graph *g, size_t i, cudag_value *value)
     if (!g || i >= g->nvars)
         return CUDAG_ERANGE;
     if (value) {
-        value->type = CUDAG_TYPE_I64;
-        value->i = g->vars[i].value;
-        value->f = 0.0;
+        const cudag__var *v = &g->vars[i];
+        value->type = v->is_float ? CUDAG_TYPE_F64 : CUDAG_TYPE_I64;
+        value->i = v->is_float ? 0 : v->value;
+        value->f = v->is_float ? v->f : 0.0;
     }
     return CUDAG_OK;
 }

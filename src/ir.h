@@ -43,7 +43,10 @@
 
 typedef struct cudag__var {
     const char *name;
-    int64_t value;
+    int64_t value;              /* an integer variable's value */
+    double f;                   /* a floating-point one's (is_float) */
+    bool is_float;              /* written with a '.' or an exponent, or
+                                   made from a floating-point variable */
     cudag__pos pos;
     bool overridden;            /* set by a -D define */
 } cudag__var;

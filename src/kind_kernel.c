@@ -43,6 +43,12 @@ static int lower_arg(cudag__lower *lw, const cudag__doc *v,
         /* A number for a pointer: lowered as an integer, the checker says
          * what is wrong with it. */
     }
+    /* For a floating-point parameter the whole expression is computed in
+     * floating point: E/10 with E = 5 passes 0.5, not 0. */
+    if (cudag__is_float_type(want)) {
+        a->kind = CUDAG_ARG_FLOAT;
+        return cudag__eval_float(lw, v, env, &a->f);
+    }
     double f;
     if (cudag__parse_float(v->str, v->len, &f)) {
         a->kind = CUDAG_ARG_FLOAT;
@@ -174,13 +180,16 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     k->sig_pos = kern->pos;
     if (cudag__want(lw, kern, CUDAG__DOC_SCALAR, "kernel")) {
         /* Declared in `kernels:`, or read from a source module (the first
-         * node that names it makes the signature). */
-        cudag_error e;
-        k->sig = cudag__sig_lookup(lw->g, kern->str, kern->pos, &e);
-        if (k->sig == CUDAG__NONE)
-            cudag__lerr_error(lw, &e, kern->pos);
-        else
-            sig = &lw->g->sigs[k->sig];
+         * node that names it makes the signature).  A kernel reported wrong
+         * is left out silently. */
+        if (!cudag__is_bad(lw, CUDAG__NS_SIG, kern->str)) {
+            cudag_error e;
+            k->sig = cudag__sig_lookup(lw->g, kern->str, kern->pos, &e);
+            if (k->sig == CUDAG__NONE)
+                cudag__lerr_error(lw, &e, kern->pos);
+            else
+                sig = &lw->g->sigs[k->sig];
+        }
     }
     if (!grid || !block)
         cudag__lerr(lw, CUDAG_EKEY, n->pos, "kernel node '%s' needs '%s'",

@@ -28,6 +28,11 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     }
     m->value_pos = value->pos;
     int64_t iv;
+    /* A floating-point buffer's value is computed in floating point. */
+    if (cudag__is_float_type(buf->type)) {
+        cudag__eval_float(lw, value, p->env, &m->value);
+        return;
+    }
     if (value->type == CUDAG__DOC_SCALAR &&
         cudag__parse_float(value->str, value->len, &m->value))
         return;

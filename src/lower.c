@@ -3,6 +3,8 @@
  * nodes and edges are in nodes.c.  Also the public load functions. */
 #include "front.h"
 #include "modules.h"
+#include "paths.h"
+#include "values.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -107,23 +109,58 @@ typedef struct loader {
                                    directory */
 } loader;
 
+/* True when dir (canonical) is one of the include directories. */
+static bool is_include_dir(const loader *ld, const char *dir)
+{
+    char real[PATH_MAX];
+    for (const char *const *id = ld->include_dirs; id && *id; id++)
+        if (realpath(*id, real) && strcmp(real, dir) == 0)
+            return true;
+    return false;
+}
+
 /* Where an include names a file: next to the including file, then in each
- * include directory, then in the installed kernels directory. */
-static const char *find_include(loader *ld, const char *dir, const char *name)
+ * include directory, then in the shipped kernels' directory (paths.c).  Sets
+ * *out to the path found and returns CUDAG_OK, or reports every place
+ * searched (or running out of memory) and returns the code. */
+static int find_include(loader *ld, const char *dir, const cudag__doc *item,
+                        const char **out)
 {
     cudag__arena *a = &ld->src->arena;
+    const char *name = item->str;
     const char *p = join(a, dir, name);
-    if (!p || name[0] == '/' || access(p, R_OK) == 0)
-        return p;
-    for (const char *const *id = ld->include_dirs; id && *id; id++) {
-        const char *q = join(a, *id, name);
-        if (q && access(q, R_OK) == 0)
-            return q;
+    /* A file beside the includer that exists but cannot be read is read
+     * anyway, so that the error says why; so is a name too long to be a
+     * path (load_tree refuses it with its length). */
+    if (p && (name[0] == '/' || strlen(p) >= CUDAG_PATH_MAX ||
+              access(p, F_OK) == 0))
+        return (*out = p), CUDAG_OK;
+    const char *shipped = p ? cudag__shipped_dir(a) : NULL;
+    const char *const shipped_list[] = {shipped, NULL};
+    char places[1024];
+    size_t off = (size_t)snprintf(places, sizeof places, "%s", dir);
+    for (size_t pass = 0; p && pass < 2; pass++) {
+        const char *const *list = pass ? shipped_list : ld->include_dirs;
+        for (size_t i = 0; list && list[i]; i++) {
+            if (pass && is_include_dir(ld, list[i]))
+                continue;
+            const char *q = join(a, list[i], name);
+            if (q && access(q, R_OK) == 0)
+                return (*out = q), CUDAG_OK;
+            if (!(p = q))
+                break;
+            if (off < sizeof places)
+                off += (size_t)snprintf(places + off, sizeof places - off,
+                                        ", %s", list[i]);
+        }
     }
-    const char *q = join(a, CUDAG_DATADIR, name);
-    if (q && access(q, R_OK) == 0)
-        return q;
-    return p;   /* not found: read_file reports it under the natural name */
+    if (!p)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, item->pos,
+                             "out of memory");
+    return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_EIO, item->pos,
+                         "cannot find included file '%s' (searched %s; add a "
+                         "directory with -I)",
+                         name, places);
 }
 
 static int load_tree(loader *ld, const char *shown, const char *text,
@@ -147,10 +184,13 @@ static int load_includes(loader *ld, const cudag__doc *root, const char *dir)
                                "an include must be a file name");
             break;
         }
-        const char *found = find_include(ld, dir, item->str);
-        const char *near = join(&ld->src->arena, dir, item->str);
-        ld->installed = found && near && strcmp(found, near) != 0;
-        rc = load_tree(ld, found, NULL, 0, item->pos);
+        const char *path = NULL;
+        rc = find_include(ld, dir, item, &path);
+        if (rc == CUDAG_OK) {
+            const char *near = join(&ld->src->arena, dir, item->str);
+            ld->installed = near && strcmp(path, near) != 0;
+            rc = load_tree(ld, path, NULL, 0, item->pos);
+        }
     }
     return rc;
 }
@@ -313,7 +353,9 @@ static int add_defines(cudag__lower *lw, const char *const *defs,
     for (size_t i = 0; defs && defs[i]; i++) {
         const char *s = defs[i];
         const char *eq = strchr(s, '=');
-        cudag__pos pos = {where, 1, 1};
+        /* Line i of "<command line>" is its i-th define, so that each has
+         * a position of its own. */
+        cudag__pos pos = {where, (uint32_t)i + 1, 1};
         if (!eq || !cudag__is_ident(s, (size_t)(eq - s)))
             return cudag__lerr(lw, CUDAG_EINVAL, pos,
                                "-D '%s': expected NAME=VALUE", s);
@@ -398,6 +440,50 @@ static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
     return CUDAG_OK;
 }
 
+/* A variable's value in the file: an integer, or floating point where a
+ * floating-point number or variable is in it. */
+static int eval_var(cudag__lower *lw, const cudag__doc *v, cudag__num *out)
+{
+    if (v->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EEXPR, v->pos,
+                           "a variable's value must be a number or an "
+                           "expression, not %s",
+                           cudag__doc_what(v));
+    cudag__scope sc = cudag__scope_of(lw, NULL);
+    return cudag__expr_eval_num(v->str, v->len, cudag__doc_pos_at(v, 0), &sc,
+                                CUDAG__EXPR_ANY, lw->d, out);
+}
+
+/* The value -D gives variable `name`, of the kind the file gives it: a
+ * floating-point variable takes an integer as a double; an integer one
+ * refuses a floating-point value.  (The file's kind is what its value
+ * evaluates to, quietly: its errors are reported where it is used.) */
+static int eval_define(cudag__lower *lw, const cudag__define *df,
+                       const char *name, const cudag__doc *v, cudag__num *out)
+{
+    cudag__scope sc = cudag__scope_of(lw, NULL);
+    int rc = cudag__expr_eval_num(df->expr, df->len, df->pos, &sc,
+                                  CUDAG__EXPR_ANY, lw->d, out);
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__diag quiet = *lw->d;
+    quiet.fn = NULL;
+    quiet.first = NULL;
+    cudag__num file;
+    if (v->type != CUDAG__DOC_SCALAR ||
+        cudag__expr_eval_num(v->str, v->len, v->pos, &sc, CUDAG__EXPR_ANY,
+                             &quiet, &file) != CUDAG_OK)
+        return CUDAG_OK;
+    if (file.fl && !out->fl)
+        *out = (cudag__num){.f = (double)out->i, .fl = true};
+    else if (!file.fl && out->fl)
+        return cudag__lerr(lw, CUDAG_ETYPE, df->pos,
+                           "'%s' is an integer variable, and %s is not an "
+                           "integer",
+                           name, df->expr);
+    return CUDAG_OK;
+}
+
 static void lower_vars(cudag__lower *lw, const cudag__file *f)
 {
     const cudag__doc *vars = cudag__doc_get(f->root, "vars");
@@ -409,25 +495,31 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
             continue;
         if (!name_ok(lw, k, "variable"))
             continue;
-        int64_t value;
+        cudag__num value;
         cudag__define *df = find_define(lw, k->str);
-        int rc;
+        int rc = CUDAG_EEXPR;
         if (df) {
-            cudag__scope sc = {lw->g, NULL};
             df->used = true;
-            rc = cudag__expr_eval(df->expr, df->len, df->pos, &sc, lw->d, &value);
-        } else {
-            rc = cudag__eval(lw, v, NULL, &value);
+            rc = eval_define(lw, df, k->str, v, &value);
         }
-        cudag__var *var;
+        /* A define that fails has been reported; the file's value stands in
+         * for it, so that the variable's uses are checked and say nothing
+         * more about that one mistake. */
         if (rc != CUDAG_OK)
+            rc = eval_var(lw, v, &value);
+        cudag__var *var;
+        if (rc != CUDAG_OK) {
+            cudag__mark_bad(lw, CUDAG__NS_VAR, k->str);
             continue;
+        }
         cudag_error e;
         if (cudag__add_var(lw->g, k->str, k->pos, &var, &e) != CUDAG_OK) {
             cudag__lerr(lw, e.code, k->pos, "%s", e.message);
             continue;
         }
-        var->value = value;
+        var->is_float = value.fl;
+        var->value = value.fl ? 0 : value.i;
+        var->f = value.fl ? value.f : (double)value.i;
         var->overridden = df != NULL;
     }
 }
@@ -482,6 +574,7 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
             continue;
         if (!name_ok(lw, k, "module"))
             continue;
+        /* From here on a mistake leaves the module out, marked bad. */
         const cudag__doc *p = v, *opts = NULL, *std = NULL;
         if (v->type == CUDAG__DOC_MAP) {
             cudag__check_keys(lw, v, keys, 3, "a module");
@@ -491,18 +584,18 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
             if (!p) {
                 cudag__lerr(lw, CUDAG_EKEY, v->pos, "module '%s' has no path",
                             k->str);
-                continue;
+                goto bad;
             }
         }
         if (!cudag__want(lw, p, CUDAG__DOC_SCALAR, "a module's path"))
-            continue;
+            goto bad;
         if (p->len == 0) {
             cudag__lerr(lw, CUDAG_EKEY, p->pos, "module '%s' has an empty path",
                         k->str);
-            continue;
+            goto bad;
         }
         if (std && !cudag__want(lw, std, CUDAG__DOC_SCALAR, "std"))
-            continue;
+            goto bad;
         size_t si = 0;
         while (std && si < 5 && strcmp(std->str, stds[si]) != 0)
             si++;
@@ -512,12 +605,12 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
                         "std must be c++03, c++11, c++14, c++17 or c++20, not "
                         "'%s'%s%s%s",
                         std->str, CUDAG__DYM(best));
-            continue;
+            goto bad;
         }
         bool ok = true;
         const char **o = opts ? lower_options(lw, f, opts, &ok) : NULL;
         if (!ok)
-            continue;
+            goto bad;
         const char *path = join(&lw->g->arena, f->dir, p->str);
         cudag__module *m;
         cudag_error e;
@@ -540,6 +633,9 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
             if (cudag__module_read(lw->g, m, p->pos, &e) != CUDAG_OK)
                 cudag__lerr_error(lw, &e, p->pos);
         }
+        continue;
+    bad:
+        cudag__mark_bad(lw, CUDAG__NS_MODULE, k->str);
     }
 }
 
@@ -577,16 +673,8 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
                                "a parameter type must be a scalar, not %s",
                                cudag__doc_what(t));
         cudag_type ty = cudag__type_parse(t->str, t->len);
-        if (ty == CUDAG_TYPE_NONE) {
-            static const char *const names[] = {
-                "ptr", "i8", "u8", "i16", "u16", "i32", "u32",
-                "i64", "u64", "f16", "bf16", "f32", "f64"};
-            const char *best = cudag__suggest(t->str, names, 13);
-            return cudag__lerr(lw, CUDAG_ETYPE, t->pos,
-                               "unknown type '%s'%s%s%s", t->str,
-                               best ? " (did you mean '" : "",
-                               best ? best : "", best ? "'?)" : "");
-        }
+        if (ty == CUDAG_TYPE_NONE)
+            return cudag__bad_type(lw, t->pos, t->str, false);
         s->types[i] = ty;
         s->pnames[i] = pn ? pn->str : cudag__arena_printf(&g->arena, "p%u", i);
         if (!s->pnames[i])
@@ -609,11 +697,12 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         const cudag__doc *k = ks->items[2 * i], *v = ks->items[2 * i + 1];
         if (cudag__free_key(k))
             continue;
-        if (!name_ok(lw, k, "kernel") ||
-            !cudag__want(lw, v, CUDAG__DOC_MAP, "a kernel signature"))
+        if (!name_ok(lw, k, "kernel"))
             continue;
-        if (cudag__check_keys(lw, v, keys, 4, "a kernel signature"))
-            continue;
+        /* From here on a mistake leaves the kernel out, marked bad. */
+        if (!cudag__want(lw, v, CUDAG__DOC_MAP, "a kernel signature") ||
+            cudag__check_keys(lw, v, keys, 4, "a kernel signature"))
+            goto bad;
         const cudag__doc *mod = cudag__doc_get(v, "module");
         const cudag__doc *sym = cudag__doc_get(v, "symbol");
         const cudag__doc *params = cudag__doc_get(v, "params");
@@ -621,8 +710,10 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         uint32_t m = CUDAG__NONE;
         if (mod) {
             if (!cudag__want(lw, mod, CUDAG__DOC_SCALAR, "module"))
-                continue;
+                goto bad;
             m = cudag__find_module(g, mod->str);
+            if (m == CUDAG__NONE && cudag__is_bad(lw, CUDAG__NS_MODULE, mod->str))
+                goto bad;
             if (m == CUDAG__NONE) {
                 const char **names = cudag__malloc((g->nmodules + 1) * sizeof *names);
                 for (uint32_t j = 0; names && j < g->nmodules; j++)
@@ -636,30 +727,32 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
                     cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
                                 "unknown module '%s'", mod->str);
                 cudag__free(names);
-                continue;
+                goto bad;
             }
         } else if (file_nmodules == 1) {
             m = file_first_module;
-        } else if (g->nmodules == 1) {
+        } else if (g->nmodules == 1 && lw->bad[CUDAG__NS_MODULE].len == 0) {
             m = 0;
+        } else if (lw->bad[CUDAG__NS_MODULE].len) {
+            goto bad;   /* its module may be the one that was left out */
         } else {
             cudag__lerr(lw, CUDAG_EKEY, k->pos,
                         "kernel '%s' needs 'module:' (%u modules are declared)",
                         k->str, g->nmodules);
-            continue;
+            goto bad;
         }
         if (sym && !cudag__want(lw, sym, CUDAG__DOC_SCALAR, "symbol"))
-            continue;
+            goto bad;
         if (sym && sym->len == 0) {
             cudag__lerr(lw, CUDAG_EKEY, sym->pos,
                         "kernel '%s' has an empty symbol", k->str);
-            continue;
+            goto bad;
         }
         bool is_pdl = false;
         if (pdl && !cudag__parse_bool(pdl, &is_pdl)) {
             cudag__lerr(lw, CUDAG_EKEY, pdl->pos,
                         "pdl must be true or false");
-            continue;
+            goto bad;
         }
         /* A CUDA source module says the parameters itself. */
         bool from_source = g->modules[m].decls != NULL;
@@ -668,7 +761,7 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
                         "kernel '%s' has no params (write 'params: {}' for "
                         "none)",
                         k->str);
-            continue;
+            goto bad;
         }
         cudag__sig tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -680,17 +773,17 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         cudag_error e;
         if (params) {
             if (lower_params(lw, k, params, &tmp) != CUDAG_OK)
-                continue;
+                goto bad;
             if (from_source)
                 cudag__sig_declared_in_source(g, &tmp);
         } else if (cudag__sig_from_source(g, &tmp, sym ? sym->str : NULL, at,
                                           &e) != CUDAG_OK) {
             cudag__lerr_error(lw, &e, at);
-            continue;
+            goto bad;
         }
         if (cudag__sig_against_code(g, &tmp, at, &e) != CUDAG_OK) {
             cudag__lerr_error(lw, &e, at);
-            continue;
+            goto bad;
         }
         if (pdl && is_pdl && tmp.waits < 0)
             cudag__report(lw->d, CUDAG_SEV_WARNING, CUDAG_EPDL, pdl->pos,
@@ -707,10 +800,16 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         *s = tmp;
         s->name = name;
         s->pos = k->pos;
+        continue;
+    bad:
+        cudag__mark_bad(lw, CUDAG__NS_SIG, k->str);
     }
 }
 
-static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
+/* The init, seed and range of a buffer of element type ty into b.  A
+ * constant is computed in floating point for a floating-point buffer. */
+static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag_type ty,
+                      cudag__buffer *b)
 {
     const cudag__doc *init = cudag__doc_get(v, "init");
     const cudag__doc *seed = cudag__doc_get(v, "seed");
@@ -733,15 +832,20 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
             b->init.kind = CUDAG_INIT_CONST;
             b->init.value = c;
         } else {
-            int64_t iv;
+            cudag__num iv;
             cudag__diag quiet = *lw->d;
-            /* An integer expression is a constant; anything else gets the
-             * list of what init takes rather than an expression error. */
+            /* An expression is a constant; anything else gets the list of
+             * what init takes rather than an expression error. */
             quiet.fn = NULL;
             quiet.first = NULL;
-            cudag__scope sc = {lw->g, NULL};
-            if (cudag__expr_eval(init->str, init->len, init->pos, &sc, &quiet,
-                                 &iv) != CUDAG_OK) {
+            cudag__scope sc = cudag__scope_of(lw, NULL);
+            int rc = cudag__expr_eval_num(
+                init->str, init->len, init->pos, &sc,
+                cudag__is_float_type(ty) ? CUDAG__EXPR_FLOAT : CUDAG__EXPR_ANY,
+                &quiet, &iv);
+            if (rc == CUDAG__EBAD)
+                return rc;
+            if (rc != CUDAG_OK) {
                 static const char *const words[] = {"zero", "iota", "random"};
                 const char *best = cudag__suggest(init->str, words, 3);
                 return cudag__lerr(lw, CUDAG_EKEY, init->pos,
@@ -751,7 +855,7 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
                                    best ? best : "", best ? "'?)" : "");
             }
             b->init.kind = CUDAG_INIT_CONST;
-            b->init.value = (double)iv;
+            b->init.value = iv.fl ? iv.f : (double)iv.i;
         }
     }
     if ((seed || range) && b->init.kind != CUDAG_INIT_RANDOM)
@@ -773,14 +877,9 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag__buffer *b)
                                "range must be a list of two numbers [lo, hi]");
         double lim[2];
         for (int j = 0; j < 2; j++) {
-            const cudag__doc *x = range->items[j];
-            int64_t iv;
-            if (x->type == CUDAG__DOC_SCALAR &&
-                cudag__parse_float(x->str, x->len, &lim[j]))
-                continue;
-            if (cudag__eval(lw, x, NULL, &iv) != CUDAG_OK)
-                return CUDAG_EEXPR;
-            lim[j] = (double)iv;
+            int rc = cudag__eval_float(lw, range->items[j], NULL, &lim[j]);
+            if (rc != CUDAG_OK)
+                return rc;
         }
         if (!(lim[0] < lim[1]))
             return cudag__lerr(lw, CUDAG_ERANGE, range->pos,
@@ -802,45 +901,39 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         const cudag__doc *k = bufs->items[2 * i], *v = bufs->items[2 * i + 1];
         if (cudag__free_key(k))
             continue;
-        if (!name_ok(lw, k, "buffer") ||
-            !cudag__want(lw, v, CUDAG__DOC_MAP, "a buffer"))
+        if (!name_ok(lw, k, "buffer"))
             continue;
-        if (cudag__check_keys(lw, v, keys, 5, "a buffer"))
-            continue;
+        /* From here on a mistake leaves the buffer out, marked bad. */
+        if (!cudag__want(lw, v, CUDAG__DOC_MAP, "a buffer") ||
+            cudag__check_keys(lw, v, keys, 5, "a buffer"))
+            goto bad;
         const cudag__doc *type = cudag__doc_get(v, "type");
         const cudag__doc *count = cudag__doc_get(v, "count");
         if (!type || !count) {
             cudag__lerr(lw, CUDAG_EKEY, k->pos, "buffer '%s' needs '%s'",
                         k->str, type ? "count" : "type");
-            continue;
+            goto bad;
         }
         if (!cudag__want(lw, type, CUDAG__DOC_SCALAR, "a buffer's type"))
-            continue;
+            goto bad;
         cudag_type ty = cudag__type_parse(type->str, type->len);
         if (ty == CUDAG_TYPE_NONE || ty == CUDAG_TYPE_PTR) {
-            static const char *const names[] = {
-                "i8", "u8", "i16", "u16", "i32", "u32",
-                "i64", "u64", "f16", "bf16", "f32", "f64"};
-            const char *best = cudag__suggest(type->str, names, 12);
-            cudag__lerr(lw, CUDAG_ETYPE, type->pos,
-                        "'%s' is not an element type%s%s%s", type->str,
-                        best ? " (did you mean '" : "", best ? best : "",
-                        best ? "'?)" : "");
-            continue;
+            cudag__bad_type(lw, type->pos, type->str, true);
+            goto bad;
         }
         int64_t n;
         if (cudag__eval(lw, count, NULL, &n) != CUDAG_OK)
-            continue;
+            goto bad;
         if (n < 1) {
             cudag__lerr(lw, CUDAG_ERANGE, count->pos,
                         "buffer '%s' needs a count of at least 1, not %lld",
                         k->str, (long long)n);
-            continue;
+            goto bad;
         }
         cudag__buffer tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (lower_init(lw, v, &tmp) != CUDAG_OK)
-            continue;
+        if (lower_init(lw, v, ty, &tmp) != CUDAG_OK)
+            goto bad;
         cudag__buffer *b;
         cudag_error e;
         if (cudag__add_buffer(lw->g, k->str, k->pos, &b, &e) != CUDAG_OK) {
@@ -856,6 +949,9 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
             where = cudag__doc_get(v, "init");
         if (where)
             b->init_pos = where->pos;
+        continue;
+    bad:
+        cudag__mark_bad(lw, CUDAG__NS_BUFFER, k->str);
     }
 }
 
@@ -939,6 +1035,8 @@ static int lower_source(cudag__source *src, const char *const *extra,
     cudag__free(lw.pend);
     cudag__free(lw.ranges);
     cudag__map_free(&lw.range_map);
+    for (int ns = 0; ns < CUDAG__NS_COUNT; ns++)
+        cudag__map_free(&lw.bad[ns]);
     cudag__arena_free(&lw.scratch);
     if (rc != CUDAG_OK) {
         cudag_graph_destroy(g);
@@ -968,7 +1066,7 @@ int cudag__load(const char *path, const char *text, size_t len,
     return CUDAG_OK;
 }
 
-int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
+int cudag__relower(const cudag_graph *g, const char *name, const char *value,
                    cudag_graph **out, cudag_error *err)
 {
     *out = NULL;
@@ -990,10 +1088,10 @@ int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
     if (ov) {
         for (uint32_t i = 0; i < g->noverrides; i++)
             ov[i] = g->overrides[i];
-        size_t n = strlen(name) + 32;
+        size_t n = strlen(name) + strlen(value) + 2;
         mine = cudag__malloc(n);
         if (mine)
-            snprintf(mine, n, "%s=%lld", name, (long long)value);
+            snprintf(mine, n, "%s=%s", name, value);
         ov[g->noverrides] = mine;
     }
     int rc;

@@ -20,13 +20,15 @@ int cudag__load(const char *path, const char *text, size_t len,
                 const cudag_options *opts, cudag_graph **out, cudag__diag *d);
 
 /*
- * Lowers g's sources again with variable `name` set to `value` (on top of the
- * defines g was loaded with and the values given to g by earlier relowers)
- * and checks the result.  The new graph borrows g's source: g (or the graph
+ * Lowers g's sources again with variable `name` set to `value`, the text of
+ * a number ("42", "1e-05"; a floating-point variable takes an integer, an
+ * integer one refuses a floating-point number), on top of the defines g was
+ * loaded with and the values given to g by earlier relowers, and checks the
+ * result.  The new graph borrows g's source: g (or the graph
  * g borrowed from) must outlive it.  CUDAG_ENOTSUP for a graph built through
  * the C API.  On error *out is NULL.
  */
-int cudag__relower(const cudag_graph *g, const char *name, int64_t value,
+int cudag__relower(const cudag_graph *g, const char *name, const char *value,
                    cudag_graph **out, cudag_error *err);
 
 #endif /* CUDAG_LOWER_H */

@@ -106,7 +106,7 @@ static int parse_key(cudag__lower *lw, const cudag__doc *k,
             break;
         }
     }
-    cudag__scope sc = {lw->g, env};
+    cudag__scope sc = cudag__scope_of(lw, env);
     int rc;
     if (dots == end) {
         r->lo = 0;
@@ -221,6 +221,23 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
                         const cudag__binding *env, const char *prefix,
                         uint32_t group);
 
+/* Marks a node key that was reported wrong (or whose range names a bad
+ * variable): its full text and its base name within prefix, so that
+ * references to it, or to copies of it, say nothing more. */
+static void mark_bad_key(cudag__lower *lw, const char *prefix,
+                         const cudag__doc *k)
+{
+    size_t pl = strlen(prefix);
+    size_t e = cudag__ident_end(k->str, 0, k->len);
+    const char *whole = cudag__arena_cat(&lw->scratch, prefix, pl, k->str,
+                                         k->len);
+    const char *base = cudag__arena_cat(&lw->scratch, prefix, pl, k->str, e);
+    if (whole)
+        cudag__mark_bad(lw, CUDAG__NS_NODE, whole);
+    if (base && e)
+        cudag__mark_bad(lw, CUDAG__NS_NODE, base);
+}
+
 static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
                        const char *prefix, const cudag__binding *env,
                        uint32_t group)
@@ -231,8 +248,10 @@ static void walk_nodes(cudag__lower *lw, walk *w, const cudag__doc *map,
             continue;
         size_t blen;
         repeat r;
-        if (parse_key(lw, k, env, &blen, &r) != CUDAG_OK)
+        if (parse_key(lw, k, env, &blen, &r) != CUDAG_OK) {
+            mark_bad_key(lw, prefix, k);
             continue;
+        }
         char *base = cudag__arena_cat(&lw->scratch, prefix, strlen(prefix),
                                       k->str, blen);
         if (!base) {
@@ -322,12 +341,14 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
                            "node name longer than %u bytes",
                            CUDAG__MAX_FULL_NAME);
     char names[256];
-    if (v->type != CUDAG__DOC_MAP)
+    if (v->type != CUDAG__DOC_MAP) {
+        cudag__mark_bad(lw, CUDAG__NS_NODE, full);
         return cudag__lerr(lw, CUDAG_EKEY, v->pos,
                            "node '%s' must be a mapping (a %s node, or a "
                            "group of nodes), not %s",
                            full, kind_names(names, sizeof names, false, " or "),
                            cudag__doc_what(v));
+    }
     cudag_error e;
     if (!looks_like_node(w->nk, v)) {
         uint32_t gi;
@@ -397,7 +418,7 @@ static int parse_ref(cudag__lower *lw, const cudag__doc *sc, size_t len,
     size_t end = len;
     while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
         end--;
-    cudag__scope scope = {lw->g, env};
+    cudag__scope scope = cudag__scope_of(lw, env);
     r->np = 0;
     for (;;) {
         size_t e = cudag__ident_end(s, i, end);
@@ -517,6 +538,37 @@ static int report_unknown(cudag__lower *lw, const cudag__doc *sc,
     return REF_ERROR;
 }
 
+/* True when the reference text s[0..len), looked up from group prefix as
+ * references are, names a node whose key was reported wrong (mark_bad_key):
+ * as written, or, by_base, by its first name (a repetition that failed). */
+static bool names_bad_node(cudag__lower *lw, const char *s, size_t len,
+                           const char *prefix, bool by_base)
+{
+    if (lw->bad[CUDAG__NS_NODE].len == 0)
+        return false;
+    size_t i = cudag__skip_ws(s, 0, len), end = len;
+    while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+        end--;
+    size_t first = cudag__ident_end(s, i, end);
+    size_t plen = strlen(prefix);
+    for (;;) {
+        char *whole = cudag__arena_cat(&lw->scratch, prefix, plen, s + i,
+                                       end - i);
+        char *base = cudag__arena_cat(&lw->scratch, prefix, plen, s + i,
+                                      first - i);
+        if ((whole && cudag__is_bad(lw, CUDAG__NS_NODE, whole)) ||
+            (by_base && base && first > i &&
+             cudag__is_bad(lw, CUDAG__NS_NODE, base)))
+            return true;
+        if (plen == 0)
+            return false;
+        size_t cut = plen - 1;
+        while (cut > 0 && prefix[cut - 1] != '.')
+            cut--;
+        plen = cut;
+    }
+}
+
 /* Resolves the reference text s[0..len) at pos (a scalar whose text starts
  * at s), written inside a node called `self` in group prefix `prefix`. */
 static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
@@ -526,6 +578,8 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
     noderef r;
     r.s = sc->str + off;
     r.off = off;
+    if (names_bad_node(lw, r.s, len, prefix, false))
+        return REF_ERROR;   /* that node's mistake was reported */
     if (parse_ref(lw, sc, len, env, &r) != REF_FOUND)
         return REF_ERROR;
     /* Try the writer's group instance, then each enclosing one. */
@@ -544,6 +598,8 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
             cut--;
         plen = cut;
     }
+    if (names_bad_node(lw, r.s, len, prefix, true))
+        return REF_ERROR;
     return report_unknown(lw, sc, &r, len, prefix);
 }
 

@@ -465,13 +465,18 @@ int cudag__vreport(cudag__diag *d, cudag_severity sev, int code,
         return code;
     cudag_error e;
     fill(&e, sev, code, pos, fmt, ap);
-    /* A suggestion is searched for only the first few times in a large
-     * namespace, so the same mistake may come with or without one: the
-     * signature stops where a suggestion starts. */
+    /* One mistake is one report.  Where it has a position, that and its
+     * code identify it: the copies of a repeated node repeat it at the same
+     * place, with their own names in the message ("unknown node
+     * 'other[2]'").  Without one, the message does, up to a suggestion
+     * (searched for only the first few times in a large namespace, so the
+     * same mistake may come with or without one). */
     const char *end = strstr(e.message, " (did you mean '");
     if (!end)
         end = e.message + strlen(e.message);
-    uint64_t sig = UINT64_C(1469598103934665603);
+    if (pos.line > 0)
+        end = e.message;
+    uint64_t sig = UINT64_C(1469598103934665603) ^ ((uint64_t)(unsigned)code << 8);
     for (const char *c = e.message; c < end; c++)
         sig = (sig ^ (unsigned char)*c) * UINT64_C(1099511628211);
     sig ^= ((uint64_t)pos.line << 40) ^ ((uint64_t)pos.col << 20) ^

@@ -125,6 +125,13 @@ void cudag__error_prefix(cudag_error *err, cudag__pos pos, const char *fmt,
  */
 #define CUDAG__DIAG_RECENT 64
 
+/* Returned, never reported and never public, by a front-end step that fails
+ * only because it uses a declaration already reported as wrong (a variable
+ * whose value did not evaluate, a buffer with a bad type, …): the caller
+ * says nothing more and marks what it declares as wrong in turn, so that
+ * one mistake gives one error. */
+#define CUDAG__EBAD (-1000)
+
 typedef struct cudag__diag {
     cudag_diag_fn fn;
     void *user;

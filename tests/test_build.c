@@ -964,19 +964,27 @@ static const char yaml_vars[] =
     "    after:\n"
     "      - step[i-1]: programmatic\n";
 
-static void exec_set_var_updates_or_explains(void **state)
+/* Loads yaml and instantiates it on a fresh fake driver into *g and *x. */
+static void load_and_instantiate(const char *yaml, cudag_graph **g,
+                                 cudag_exec **x)
 {
-    (void)state;
     fake_reset();
-    cudag_graph *g;
     tdiag d;
-    int lrc = tload(yaml_vars, &d, &g);
+    int lrc = tload(yaml, &d, g);
     if (lrc != CUDAG_OK)
         print_error("%s", d.text);
     assert_int_equal(lrc, CUDAG_OK);
+    cudag_error e;
+    ok(cudag_instantiate(*g, NULL, x, &e), &e);
+}
+
+static void exec_set_var_updates_or_explains(void **state)
+{
+    (void)state;
+    cudag_graph *g;
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    load_and_instantiate(yaml_vars, &g, &x);
     static float xs[1000], ys[1000];
     ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
     ok(cudag_exec_set_var(x, "A", 3, &e), &e);
@@ -1006,6 +1014,66 @@ static void exec_set_var_updates_or_explains(void **state)
     ok(cudag_exec_launch(x, 1, &e), &e);
     ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
     assert_true(ys[10] == 5.0f * xs[10]);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* An f32 argument written as an expression is computed in floating point
+ * (E/10 with E = 5 is 0.5, not 0), and a floating-point variable changes
+ * every argument made from it with one call. */
+static void exec_float_arguments_and_variables(void **state)
+{
+    (void)state;
+    static const char yaml[] =
+        "cudag: 1\n"
+        "vars: {E: 5, C: 1000, eps: 0.25}\n"
+        "modules: {m: k.fatbin}\n"
+        "kernels:\n"
+        "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true}\n"
+        "buffers:\n"
+        "  x: {type: f32, count: C, init: random}\n"
+        "  y: {type: f32, count: C}\n"
+        "  z: {type: f32, count: C}\n"
+        "nodes:\n"
+        "  tenth: {kernel: scale_f32, grid: 4, block: 256, args: [x, y, E/10, C]}\n"
+        "  twice: {kernel: scale_f32, grid: 4, block: 256, args: [x, z, eps * 2, C]}\n";
+    cudag_graph *g;
+    cudag_exec *x;
+    cudag_error e;
+    load_and_instantiate(yaml, &g, &x);
+    static float xs[1000], ys[1000], zs[1000];
+    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    for (int i = 0; i < 1000; i++) {
+        assert_true(ys[i] == 0.5f * xs[i]);
+        assert_true(zs[i] == 0.5f * xs[i]);
+    }
+    /* One call changes eps, and with it every argument made from it. */
+    ok(cudag_exec_set_var_float(x, "eps", 1.5, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    for (int i = 0; i < 1000; i++)
+        assert_true(zs[i] == 3.0f * xs[i]);
+    /* An integer value is taken as a double by a floating-point variable. */
+    ok(cudag_exec_set_var(x, "eps", 2, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    assert_true(zs[10] == 4.0f * xs[10]);
+    /* An integer variable refuses a floating-point value; nothing changes. */
+    assert_int_equal(cudag_exec_set_var_float(x, "E", 7.5, &e), CUDAG_ETYPE);
+    assert_string_equal(e.message, "'E' is an integer variable, and 7.5 is "
+                                   "not an integer");
+    assert_int_equal(cudag_exec_set_var_float(x, "eps", HUGE_VAL, &e),
+                     CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_set_var_float(x, "nope", 1.0, &e),
+                     CUDAG_EUNKNOWN);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    assert_true(ys[10] == 0.5f * xs[10] && zs[10] == 4.0f * xs[10]);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
     cudag_graph_destroy(g);
@@ -1171,6 +1239,7 @@ int main(void)
         cmocka_unit_test(replay_time_makes_only_the_replay_calls),
         cmocka_unit_test(replay_refuses_bad_arguments),
         cmocka_unit_test(device_retain_keeps_the_context),
+        cmocka_unit_test(exec_float_arguments_and_variables),
         cmocka_unit_test(exec_survives_every_driver_failure),
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };

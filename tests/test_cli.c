@@ -29,8 +29,9 @@ static void slurp(const char *path, char *buf, size_t n)
 }
 
 /* Runs the cudag tool with argv (NULL-terminated, without the program) in
- * the source tree, capturing both outputs. */
-static result *run(const char *const *args)
+ * the source tree, with `input` (or nothing) on its standard input,
+ * capturing both outputs. */
+static result *run_in(const char *input, const char *const *args)
 {
     static result r;
     const char *exe = getenv("CUDAG_EXE");
@@ -48,11 +49,20 @@ static result *run(const char *const *args)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fo, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fe, STDERR_FILENO);
+    char in[] = "/tmp/cudag-cli-in-XXXXXX";
+    int fi = mkstemp(in);
+    assert_true(fi >= 0);
+    size_t inlen = input ? strlen(input) : 0;
+    assert_int_equal(write(fi, input ? input : "", inlen), (ssize_t)inlen);
+    assert_int_equal(lseek(fi, 0, SEEK_SET), 0);
+    unlink(in);
+    posix_spawn_file_actions_adddup2(&fa, fi, STDIN_FILENO);
     pid_t pid;
     assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     close(fo);
     close(fe);
+    close(fi);
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
@@ -62,7 +72,10 @@ static result *run(const char *const *args)
     return &r;
 }
 
+static result *run(const char *const *args) { return run_in(NULL, args); }
+
 #define RUN(...) run((const char *const[]){__VA_ARGS__, NULL})
+#define RUN_IN(input, ...) run_in(input, (const char *const[]){__VA_ARGS__, NULL})
 
 static int setup(void **state)
 {
@@ -208,6 +221,12 @@ static void cli_defines_change_the_graph(void **state)
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "<command line>:1:1: error: -D DEPHT: the graph "
                                    "has no variable 'DEPHT' (did you mean 'DEPTH'?)"));
+    /* A define that is not a number is one mistake: one error, not one per
+     * use of the variable. */
+    r = RUN("check", "-D", "N=abc", "graphs/pdl_chain.yaml");
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->err, "<command line>:1:3: error: unknown variable 'abc'\n"
+                                "graphs/pdl_chain.yaml: 1 error\n");
     r = RUN("plan", "-D", "DEPTH=0", "graphs/repeat.yaml");
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "index -1 is out of range for 'chain' (0..0)"));
@@ -268,13 +287,34 @@ static void cli_dot_output_and_render(void **state)
     assert_int_equal(r->status, 5);
 }
 
+/* The sentence run and bench stop with where they cannot run a graph: a
+ * library built without the CUDA toolkit never looks for a driver; one
+ * built with it finds none on a machine without one. */
+#ifdef CUDAG_NO_TOOLKIT
+#define CANNOT_RUN "this cudag was built without the CUDA toolkit (no cuda.h), " \
+                   "so it checks, draws and plans graphs but runs none: "       \
+                   "rebuild it where the toolkit is (meson setup -Dtoolkit=DIR)"
+#else
+#define CANNOT_RUN "no CUDA driver found (libcuda.so.1): "
+#endif
+
+/* True where run and bench stop with CANNOT_RUN. */
+static bool cannot_run_here(void)
+{
+#ifdef CUDAG_NO_TOOLKIT
+    return true;
+#else
+    return access("/usr/lib/x86_64-linux-gnu/libcuda.so.1", F_OK) != 0 &&
+           access("/usr/local/nvidia/lib64/libcuda.so.1", F_OK) != 0;
+#endif
+}
+
 static void cli_gpu_commands_without_a_driver(void **state)
 {
     (void)state;
     /* Where libcuda.so.1 exists (the GPU machine), the GPU suites cover run
      * and bench; here they must fail with one clear sentence and status 3. */
-    if (access("/usr/lib/x86_64-linux-gnu/libcuda.so.1", F_OK) == 0 ||
-        access("/usr/local/nvidia/lib64/libcuda.so.1", F_OK) == 0) {
+    if (!cannot_run_here()) {
         print_message("a CUDA driver is installed: the no-driver path is not "
                       "tested here\n");
         return;
@@ -283,14 +323,19 @@ static void cli_gpu_commands_without_a_driver(void **state)
          *cmd; cmd++) {
         result *r = RUN(*cmd, "graphs/single.yaml");
         assert_int_equal(r->status, 3);
-        assert_non_null(strstr(r->err, "no CUDA driver found (libcuda.so.1): "));
+        assert_true(strncmp(r->err, "error: " CANNOT_RUN,
+                            strlen("error: " CANNOT_RUN)) == 0);
+        /* One sentence, on one line. */
+        assert_ptr_equal(strchr(r->err, '\n'), r->err + strlen(r->err) - 1);
     }
     result *r = RUN("bench", "--iters", "0", "graphs/single.yaml");
     assert_int_equal(r->status, 2);
-    assert_non_null(strstr(r->err, "--iters takes a count from 1, not '0'"));
+    assert_string_equal(r->err, "cudag bench: --iters takes a count from 1 to "
+                                "10000000, not '0'\nTry 'cudag bench --help'.\n");
     r = RUN("bench", "--host-repeats", "0", "graphs/single.yaml");
     assert_int_equal(r->status, 2);
-    assert_non_null(strstr(r->err, "--host-repeats takes a count from 1, not '0'"));
+    assert_string_equal(r->err, "cudag bench: --host-repeats takes a count from 1 to "
+                                "10000000, not '0'\nTry 'cudag bench --help'.\n");
     r = RUN("bench", "--host-repeats");
     assert_int_equal(r->status, 2);
     r = RUN("bench", "graphs/single.yaml", "graphs/pdl_chain.yaml");
@@ -304,6 +349,187 @@ static void cli_gpu_commands_without_a_driver(void **state)
     assert_non_null(strstr(r->out, "--host-repeats N"));
 }
 
+/* Counts the occurrences of needle in hay. */
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void cli_help_lists_each_option_that_applies_once(void **state)
+{
+    (void)state;
+    static const char *const common[] = {"  -D NAME=VALUE ", "  -I DIR ",
+                                         "  --Werror ", "  --max-errors N ",
+                                         "  -q, --quiet ", NULL};
+    static const char *const gpu[] = {"  --device K ", "  --no-pdl ",
+                                      "  --strict ", "  --nvtx ", NULL};
+    for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
+                                                        "run", "bench", NULL};
+         *cmd; cmd++) {
+        bool runs = strcmp(*cmd, "run") == 0 || strcmp(*cmd, "bench") == 0;
+        result *r = RUN(*cmd, "--help");
+        assert_int_equal(r->status, 0);
+        for (const char *const *o = common; *o; o++)
+            if (count(r->out, *o) != 1)
+                fail_msg("cudag %s --help lists '%s' %d times", *cmd, *o,
+                         count(r->out, *o));
+        for (const char *const *o = gpu; *o; o++)
+            if (count(r->out, *o) != (runs ? 1 : 0))
+                fail_msg("cudag %s --help lists '%s' %d times", *cmd, *o,
+                         count(r->out, *o));
+    }
+    result *r = RUN("check", "--help");
+    assert_string_equal(r->out,
+        "Usage: cudag check [OPTIONS] FILE...\n"
+        "Parse and check graph files without touching a GPU. Every\n"
+        "problem is printed as FILE:LINE:COL: error: MESSAGE. A FILE\n"
+        "of '-' is read from standard input.\n"
+        "Exit status: 0 clean, 1 errors, 2 usage.\n\nOptions:\n"
+        "  -D NAME=VALUE     set a variable of the graph (repeatable)\n"
+        "  -I DIR            search DIR for included files (repeatable)\n"
+        "  --Werror          treat warnings as errors\n"
+        "  --max-errors N    stop after N errors (default 50)\n"
+        "  -q, --quiet       print only diagnostics\n");
+    /* What the help leaves out is refused by name, not ignored. */
+    for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
+                                                        NULL};
+         *cmd; cmd++) {
+        r = RUN(*cmd, "--no-pdl", "graphs/single.yaml");
+        assert_int_equal(r->status, 2);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "cudag %s: option '--no-pdl' applies to run and bench only\n"
+                 "Try 'cudag %s --help'.\n",
+                 *cmd, *cmd);
+        assert_string_equal(r->err, want);
+    }
+    r = RUN("help", "--help");
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out,
+        "Usage: cudag help [COMMAND]\n"
+        "Print the usage of COMMAND (one of check, dot, plan, run, bench),\n"
+        "or the list of commands.\n");
+    r = RUN("help", "help");
+    assert_int_equal(r->status, 0);
+    assert_true(strncmp(r->out, "Usage: cudag help [COMMAND]\n", 28) == 0);
+    r = RUN("help", "frob");
+    assert_int_equal(r->status, 2);
+    assert_true(strncmp(r->err, "cudag: unknown command 'frob'\n", 30) == 0);
+    r = RUN("help", "run", "check");
+    assert_int_equal(r->status, 2);
+    assert_true(strncmp(r->err, "cudag help: one command at a time\n", 34) == 0);
+}
+
+static void cli_check_reads_standard_input(void **state)
+{
+    (void)state;
+    static const char good[] =
+        "cudag: 1\n"
+        "include: cudag_kernels.yaml\n"
+        "buffers: {x: {type: f32, count: 1024}, y: {type: f32, count: 1024}}\n"
+        "nodes:\n"
+        "  s: {kernel: scale_f32, grid: 1, block: 256, args: [x, y, 2.0, 1024]}\n";
+    result *r = RUN_IN(good, "check", "-");
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, "-: ok: 1 node, 0 edges, 2 buffers\n");
+    assert_string_equal(r->err, "");
+    /* Diagnostics name it <stdin> and still show the line and a caret. */
+    static const char bad[] =
+        "cudag: 1\n"
+        "include: cudag_kernels.yaml\n"
+        "buffers: {x: {type: f32, count: 1024}, y: {type: f32, count: 1024}}\n"
+        "nodes:\n"
+        "  s: {kernel: scale_f23, grid: 1, block: 256, args: [x, y, 2.0, 1024]}\n";
+    r = RUN_IN(bad, "check", "-");
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->out, "");
+    assert_string_equal(r->err,
+        "<stdin>:5:15: error: unknown kernel 'scale_f23' (did you mean "
+        "'scale_f32'?)\n"
+        "     5 |   s: {kernel: scale_f23, grid: 1, block: 256, args: [x, y, 2.0, 1024]}\n"
+        "       |               ^\n"
+        "<stdin>: 1 error\n");
+    /* Every command takes it. */
+    r = RUN_IN(good, "plan", "-");
+    assert_int_equal(r->status, 0);
+    assert_true(strncmp(r->out, "graph: <stdin>\n", 15) == 0);
+}
+
+static void cli_counts_are_singular_for_one(void **state)
+{
+    (void)state;
+    result *r = RUN("check", "graphs/single.yaml");
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, "graphs/single.yaml: ok: 1 node, 0 edges, 2 buffers\n");
+    r = RUN("check", "graphs/fork_join.yaml");
+    assert_string_equal(r->out, "graphs/fork_join.yaml: ok: 5 nodes, 4 edges, 6 buffers\n");
+}
+
+static void cli_plan_json_has_the_schedule(void **state)
+{
+    (void)state;
+    result *r = RUN("plan", "--json", "graphs/fork_join.yaml");
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out,
+        "{\"graph\": \"fork_join\", \"nodes\": 5, \"kernel_nodes\": 5, "
+        "\"memset_nodes\": 0, \"memcpy_nodes\": 0, \"gemm_nodes\": 0, "
+        "\"edges\": {\"full\": 4, "
+        "\"programmatic\": 0, \"launch_order\": 0}, \"depth\": 3, \"width\": 3, "
+        "\"buffers\": 6, \"buffer_bytes\": 25165824, \"schedule\": "
+        "[[\"times2\", \"times3\", \"times4\"], [\"join_ab\"], [\"join\"]]}\n");
+    /* The same levels as the text. */
+    r = RUN("plan", "graphs/fork_join.yaml");
+    assert_non_null(strstr(r->out, "level 0: times2 times3 times4\n"
+                                   "level 1: join_ab\nlevel 2: join\n"));
+}
+
+static void cli_run_options_and_json_failures(void **state)
+{
+    (void)state;
+    result *r = RUN("run", "--iters", "0", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_string_equal(r->err, "cudag run: --iters takes a count from 1 to "
+                                "10000000, not '0'\nTry 'cudag run --help'.\n");
+    r = RUN("run", "--warmup", "x", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_string_equal(r->err, "cudag run: --warmup takes a count from 0 to "
+                                "10000000, not 'x'\nTry 'cudag run --help'.\n");
+    r = RUN("run", "--frob", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_string_equal(r->err, "cudag run: unknown option '--frob'\n"
+                                "Try 'cudag run --help'.\n");
+    /* A graph error under --json: one JSON object on standard output, the
+     * text on standard error as always. */
+    r = RUN("run", "--json", "tests/data/bad/cycle_three.yaml");
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->out,
+        "{\"error\": {\"exit_status\": 1, \"message\": \"dependency cycle: a -> "
+        "b -> c -> a\", \"diagnostics\": [{\"severity\": \"error\", \"code\": "
+        "\"CUDAG_ECYCLE\", \"file\": \"tests/data/bad/cycle_three.yaml\", "
+        "\"line\": 11, \"column\": 77, \"message\": \"dependency cycle: a -> b "
+        "-> c -> a\"}]}}\n");
+    assert_non_null(strstr(r->err, "cycle_three.yaml:11:77: error: dependency cycle"));
+    r = RUN("run", "--json", "--dump", "nope=/tmp/x", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->out, "\"message\": \"--dump: graph 'single' has no "
+                                   "buffer 'nope'\""));
+    if (!cannot_run_here())
+        return;     /* the no-driver failure needs a machine without one */
+    r = RUN("run", "--json", "graphs/single.yaml");
+    assert_int_equal(r->status, 3);
+    const char head[] = "{\"error\": {\"exit_status\": 3, \"message\": \""
+                        CANNOT_RUN;
+    assert_true(strncmp(r->out, head, sizeof head - 1) == 0);
+    assert_non_null(strstr(r->out, "\"diagnostics\": [{\"severity\": \"error\", "
+                                    "\"code\": \"CUDAG_ENODRIVER\", \"file\": null, "
+                                    "\"line\": null, \"column\": null, \"message\": "
+                                    "\"" CANNOT_RUN));
+    assert_string_equal(r->out + strlen(r->out) - 5, "}]}}\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +541,11 @@ int main(void)
         cmocka_unit_test(cli_plan_text),
         cmocka_unit_test(cli_dot_output_and_render),
         cmocka_unit_test(cli_gpu_commands_without_a_driver),
+        cmocka_unit_test(cli_help_lists_each_option_that_applies_once),
+        cmocka_unit_test(cli_check_reads_standard_input),
+        cmocka_unit_test(cli_counts_are_singular_for_one),
+        cmocka_unit_test(cli_plan_json_has_the_schedule),
+        cmocka_unit_test(cli_run_options_and_json_failures),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -222,6 +222,28 @@ static void dot_writes_nodes_and_edge_styles(void **state)
     cudag_graph_destroy(g);
 }
 
+static void dot_counts_in_the_title_agree_in_number(void **state)
+{
+    (void)state;
+    cudag_graph *g = new_graph();
+    nop(g, "only");
+    check_ok(g);
+    char *text = dot(g, 0);
+    assert_string_equal(line_of(text, "graph ["),
+                        "graph [label=\"g\\n1 node, 0 edges, 1 level\", "
+                        "labelloc=t, fontname=\"Helvetica\"];");
+    cudag_free(text);
+    nop(g, "next");
+    edge(g, "only", "next", CUDAG_EDGE_FULL);
+    check_ok(g);
+    text = dot(g, 0);
+    assert_string_equal(line_of(text, "graph ["),
+                        "graph [label=\"g\\n2 nodes, 1 edge, 2 levels\", "
+                        "labelloc=t, fontname=\"Helvetica\"];");
+    cudag_free(text);
+    cudag_graph_destroy(g);
+}
+
 static void dot_highlights_critical_path(void **state)
 {
     (void)state;
@@ -428,6 +450,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dot_requires_checked_graph),
         cmocka_unit_test(dot_writes_nodes_and_edge_styles),
+        cmocka_unit_test(dot_counts_in_the_title_agree_in_number),
         cmocka_unit_test(dot_highlights_critical_path),
         cmocka_unit_test(dot_nests_group_clusters),
         cmocka_unit_test(dot_escapes_names),

@@ -12,6 +12,7 @@ typedef struct ctx {
     tdiag td;
     cudag__diag d;
     cudag_error first;
+    cudag__map bad;             /* variables reported wrong */
 } ctx;
 
 static int setup(void **state)
@@ -21,6 +22,13 @@ static int setup(void **state)
     assert_int_equal(cudag_add_var(c->g, "N", 4096, NULL), CUDAG_OK);
     assert_int_equal(cudag_add_var(c->g, "T", 64, NULL), CUDAG_OK);
     assert_int_equal(cudag_add_var(c->g, "BIG", INT64_MAX, NULL), CUDAG_OK);
+    assert_int_equal(cudag_add_var(c->g, "E", 5, NULL), CUDAG_OK);
+    /* A floating-point variable, as the front end makes one. */
+    cudag__var *eps;
+    assert_int_equal(cudag__add_var(c->g, "eps", CUDAG__NOPOS, &eps, NULL),
+                     CUDAG_OK);
+    eps->is_float = true;
+    eps->f = 1e-5;
     *state = c;
     return 0;
 }
@@ -29,19 +37,44 @@ static int teardown(void **state)
 {
     ctx *c = *state;
     cudag_graph_destroy(c->g);
+    cudag__map_free(&c->bad);
     free(c);
     return 0;
 }
 
-/* Evaluates s with index i = 3 in scope; returns the status. */
+/* Evaluates s in `mode` with index i = 3 in scope; returns the status. */
+static int eval_mode(ctx *c, const char *s, cudag__expr_mode mode,
+                     cudag__num *v)
+{
+    cudag_options o = topts(&c->td, NULL);
+    cudag__diag_init(&c->d, &o, &c->first);
+    cudag__binding i = {"i", 3, NULL};
+    cudag__scope sc = {c->g, &i, &c->bad};
+    cudag__pos pos = {"e.yaml", 7, 10};
+    return cudag__expr_eval_num(s, strlen(s), pos, &sc, mode, &c->d, v);
+}
+
+/* The same in integers, through cudag__expr_eval. */
 static int eval(ctx *c, const char *s, int64_t *v)
 {
     cudag_options o = topts(&c->td, NULL);
     cudag__diag_init(&c->d, &o, &c->first);
     cudag__binding i = {"i", 3, NULL};
-    cudag__scope sc = {c->g, &i};
+    cudag__scope sc = {c->g, &i, &c->bad};
     cudag__pos pos = {"e.yaml", 7, 10};
     return cudag__expr_eval(s, strlen(s), pos, &sc, &c->d, v);
+}
+
+/* s in floating point: its value. */
+static double okf(ctx *c, const char *s)
+{
+    cudag__num v;
+    int rc = eval_mode(c, s, CUDAG__EXPR_FLOAT, &v);
+    if (rc != CUDAG_OK)
+        print_error("'%s': %s\n", s, c->td.text);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_true(v.fl);
+    return v.f;
 }
 
 static int64_t ok(ctx *c, const char *s)
@@ -129,10 +162,91 @@ static void expr_reports_errors_at_their_column(void **state)
     bad(c, "N 2", CUDAG_EEXPR, "e.yaml:7:12: error: unexpected '2'");
     bad(c, "", CUDAG_EEXPR, "empty expression");
     bad(c, "N +", CUDAG_EEXPR, "expected a number, a name or '('");
-    bad(c, "2.5", CUDAG_EEXPR, "malformed number '2.' (expressions are integers)");
+    bad(c, "2.5", CUDAG_EEXPR,
+        "e.yaml:7:10: error: 2.5 is a floating-point number, and an integer "
+        "is needed here");
+    bad(c, "T * 1e3", CUDAG_EEXPR,
+        "e.yaml:7:14: error: 1e3 is a floating-point number, and an integer "
+        "is needed here");
+    bad(c, "N + eps", CUDAG_ETYPE,
+        "e.yaml:7:14: error: 'eps' is a floating-point variable, and an "
+        "integer is needed here");
+    bad(c, "2.5.1", CUDAG_EEXPR, "malformed number '2.5.'");
+    bad(c, "1e+", CUDAG_EEXPR, "malformed number '1e+'");
     bad(c, "12abc", CUDAG_EEXPR, "malformed number");
     bad(c, "0x", CUDAG_EEXPR, "malformed number");
     bad(c, "N # 2", CUDAG_EEXPR, "unexpected '#'");
+}
+
+/* A variable whose declaration was reported wrong fails the expression that
+ * names it with CUDAG__EBAD and reports nothing: its mistake is reported
+ * once, where it was made. */
+static void expr_bad_variable_fails_silently(void **state)
+{
+    ctx *c = *state;
+    assert_int_equal(cudag__map_put(&c->bad, "Q", 0), CUDAG_OK);
+    int64_t v = -1;
+    assert_int_equal(eval(c, "N + Q * 2", &v), CUDAG__EBAD);
+    assert_int_equal(v, -1);
+    assert_int_equal(c->td.nerr, 0);
+    assert_int_equal(c->td.len, 0);
+    /* Any other unknown name is still reported. */
+    bad(c, "F + Q", CUDAG_EUNKNOWN, "e.yaml:7:10: error: unknown variable 'F'");
+}
+
+/* For a floating-point parameter every value is a double from the start:
+ * E/10 with E = 5 is 0.5, 1/T is not 0. */
+static void expr_floating_point(void **state)
+{
+    ctx *c = *state;
+    assert_true(okf(c, "E/10") == 0.5);
+    assert_true(okf(c, "1/T") == 1.0 / 64);
+    assert_true(okf(c, "2.5 * i") == 7.5);
+    assert_true(okf(c, "1e-5") == 1e-5);
+    assert_true(okf(c, "-1.5e3") == -1500.0);
+    assert_true(okf(c, "eps * 2") == 2e-5);
+    assert_true(okf(c, "42") == 42.0);
+    assert_true(okf(c, "cdiv(N, 3)") == 1366.0);
+    assert_true(okf(c, "min(1.5, T, 7)") == 1.5);
+    assert_true(okf(c, "max(E / 2, 2)") == 2.5);
+    assert_true(okf(c, "N % 3.5") == 1.0);
+    assert_true(okf(c, "-(E - 7) / 4") == 0.5);
+    cudag__num v;
+    assert_int_equal(eval_mode(c, "1 / (E - 5)", CUDAG__EXPR_FLOAT, &v),
+                     CUDAG_EEXPR);
+    assert_diag_contains(&c->td, "e.yaml:7:12: error: division by zero");
+    assert_int_equal(eval_mode(c, "1e308 * 10", CUDAG__EXPR_FLOAT, &v),
+                     CUDAG_ERANGE);
+    assert_diag_contains(&c->td, "error: the result is not a finite number");
+    assert_int_equal(eval_mode(c, "1e400", CUDAG__EXPR_FLOAT, &v),
+                     CUDAG_ERANGE);
+    assert_diag_contains(&c->td, "error: 1e400 is too large for a double");
+    assert_int_equal(eval_mode(c, "cdiv(1, 0.0)", CUDAG__EXPR_FLOAT, &v),
+                     CUDAG_EEXPR);
+    assert_diag_contains(&c->td, "cdiv(1.0, 0.0): the divisor must be positive");
+}
+
+/* A variable's value stays an integer unless a floating-point number or
+ * variable joins it; then the rest of it is computed in floating point. */
+static void expr_variable_values_keep_their_kind(void **state)
+{
+    ctx *c = *state;
+    cudag__num v;
+    assert_int_equal(eval_mode(c, "E / 10", CUDAG__EXPR_ANY, &v), CUDAG_OK);
+    assert_false(v.fl);
+    assert_int_equal(v.i, 0);
+    assert_int_equal(eval_mode(c, "N / 2 + i", CUDAG__EXPR_ANY, &v), CUDAG_OK);
+    assert_false(v.fl);
+    assert_int_equal(v.i, 2051);
+    assert_int_equal(eval_mode(c, "eps * 2", CUDAG__EXPR_ANY, &v), CUDAG_OK);
+    assert_true(v.fl && v.f == 2e-5);
+    assert_int_equal(eval_mode(c, "N + 0.5", CUDAG__EXPR_ANY, &v), CUDAG_OK);
+    assert_true(v.fl && v.f == 4096.5);
+    assert_int_equal(eval_mode(c, "min(E, 2.5)", CUDAG__EXPR_ANY, &v), CUDAG_OK);
+    assert_true(v.fl && v.f == 2.5);
+    /* Integer arithmetic keeps its overflow checks. */
+    assert_int_equal(eval_mode(c, "BIG + 1", CUDAG__EXPR_ANY, &v),
+                     CUDAG_EOVERFLOW);
 }
 
 static void expr_limits_depth_and_length(void **state)
@@ -191,6 +305,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(expr_values_and_precedence, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_reports_errors_at_their_column, setup, teardown),
+        cmocka_unit_test_setup_teardown(expr_bad_variable_fails_silently, setup, teardown),
+        cmocka_unit_test_setup_teardown(expr_floating_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(expr_variable_values_keep_their_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_limits_depth_and_length, setup, teardown),
         cmocka_unit_test_setup_teardown(expr_matches_reference_on_random_input, setup, teardown),
     };

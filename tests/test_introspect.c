@@ -78,6 +78,24 @@ static void introspect_vars_after_defines(void **state)
     assert_int_equal(v.i, 5);
     assert_int_equal(cudag_graph_var(g, (size_t)r, NULL), CUDAG_OK);
     cudag_graph_destroy(g);
+    /* A floating-point variable's value is a double. */
+    static const char fy[] = "cudag: 1\nvars: {E: 5, eps: 1e-5, half: E / 10.0}\n";
+    cudag_error e;
+    assert_int_equal(cudag_load_string(fy, sizeof fy - 1, "f.yaml", NULL, &g, &e),
+                     CUDAG_OK);
+    memset(&v, 0x5a, sizeof v);
+    assert_int_equal(cudag_graph_var(g, (size_t)cudag_graph_find_var(g, "eps"), &v),
+                     CUDAG_OK);
+    assert_int_equal(v.type, CUDAG_TYPE_F64);
+    assert_true(v.f == 1e-5);
+    assert_int_equal(v.i, 0);
+    assert_int_equal(cudag_graph_var(g, (size_t)cudag_graph_find_var(g, "half"), &v),
+                     CUDAG_OK);
+    assert_true(v.type == CUDAG_TYPE_F64 && v.f == 0.5);
+    assert_int_equal(cudag_graph_var(g, (size_t)cudag_graph_find_var(g, "E"), &v),
+                     CUDAG_OK);
+    assert_true(v.type == CUDAG_TYPE_I64 && v.i == 5);
+    cudag_graph_destroy(g);
 }
 
 static void introspect_builder_graph(void **state)

@@ -2,6 +2,11 @@
  * defines, includes, modules, kernel signatures, buffers; the public load
  * functions; lowering again with new variable values. */
 #include "common.h"
+#include "paths.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +32,63 @@ static int64_t var(const cudag_graph *g, const char *name)
     uint32_t i = cudag__find_var(g, name);
     assert_int_not_equal(i, CUDAG__NONE);
     return g->vars[i].value;
+}
+
+/* Variable `name`, which must be floating point: its value. */
+static double fvar(const cudag_graph *g, const char *name)
+{
+    uint32_t i = cudag__find_var(g, name);
+    assert_int_not_equal(i, CUDAG__NONE);
+    assert_true(g->vars[i].is_float);
+    return g->vars[i].f;
+}
+
+/* A variable is floating point where a floating-point number or variable is
+ * in its value; -D gives it a value of its kind. */
+static void lower_floating_point_variables(void **state)
+{
+    (void)state;
+    static const char y[] = "cudag: 1\n"
+                            "vars: {E: 5, eps: 1e-5, half: E/10, f: E/10.0, "
+                            "g: eps*E, H: 0x10, k: \"min(E, 2.5)\"}\n";
+    cudag_graph *g = load_ok(y, NULL);
+    assert_int_equal(var(g, "E"), 5);
+    assert_false(g->vars[cudag__find_var(g, "half")].is_float);
+    assert_int_equal(var(g, "half"), 0);
+    assert_true(fvar(g, "eps") == 1e-5);
+    assert_true(fvar(g, "f") == 0.5);
+    assert_true(fvar(g, "g") == 1e-5 * 5);
+    assert_true(fvar(g, "k") == 2.5);
+    assert_int_equal(var(g, "H"), 16);
+    cudag_graph_destroy(g);
+    /* -D: a floating-point variable takes a double, or an integer as one. */
+    const char *d1[] = {"eps=1e-6", "f=3", NULL};
+    g = load_ok(y, d1);
+    assert_true(fvar(g, "eps") == 1e-6);
+    assert_true(fvar(g, "f") == 3.0);
+    assert_true(fvar(g, "g") == 1e-6 * 5);
+    cudag_graph_destroy(g);
+    /* An integer variable refuses a floating-point value: one error, at the
+     * define, and the file's value stands in for the rest. */
+    const char *d2[] = {"E=1.5", NULL};
+    tdiag td;
+    cudag_options o = topts(&td, d2);
+    cudag_graph *out;
+    cudag_error err;
+    assert_int_equal(tload_opts(y, NULL, &o, &out, &err), CUDAG_ETYPE);
+    assert_int_equal(td.nerr, 1);
+    assert_string_equal(td.text, "<command line>:1:3: error: 'E' is an integer "
+                                 "variable, and 1.5 is not an integer\n");
+    /* Where an integer is needed, a floating-point variable is an error. */
+    o = topts(&td, NULL);
+    assert_int_equal(tload_opts("cudag: 1\nvars: {eps: 0.5}\n"
+                                "buffers: {b: {type: f32, count: eps * 8}}\n",
+                                NULL, &o, &out, &err),
+                     CUDAG_ETYPE);
+    assert_int_equal(td.nerr, 1);
+    assert_string_equal(td.text, "t.yaml:3:33: error: 'eps' is a "
+                                 "floating-point variable, and an integer is "
+                                 "needed here\n");
 }
 
 static void lower_vars_in_order_and_defines(void **state)
@@ -107,6 +169,58 @@ static void lower_kernel_signatures(void **state)
     cudag_graph_destroy(g);
 }
 
+/* A type written as C (or an array library) spells it gets the cudag word
+ * suggested: for a parameter a pointer is ptr, for a buffer's elements the
+ * type it points to. */
+static void lower_c_type_words_get_cudag_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *word, *param, *element;
+    } cases[] = {
+        {"float*", "ptr", "f32"},       {"const float *", "ptr", "f32"},
+        {"__half*", "ptr", "f16"},      {"void*", "ptr", NULL},
+        {"pointer", "ptr", NULL},       {"float", "f32", "f32"},
+        {"double", "f64", "f64"},       {"int", "i32", "i32"},
+        {"unsigned int", "u32", "u32"}, {"long long", "i64", "i64"},
+        {"size_t", "u64", "u64"},       {"int8_t", "i8", "i8"},
+        {"uint16_t", "u16", "u16"},     {"__nv_bfloat16", "bf16", "bf16"},
+        {"fp16", "f16", "f16"},         {"float32", "f32", "f32"},
+        {"flaot", "f32", "f32"},        {"xyzzy", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[512], want[512];
+        for (int element = 0; element < 2; element++) {
+            const char *best = element ? cases[i].element : cases[i].param;
+            if (element)
+                snprintf(yaml, sizeof yaml,
+                         "cudag: 1\nbuffers: {b: {type: \"%s\", count: 4}}\n",
+                         cases[i].word);
+            else
+                snprintf(yaml, sizeof yaml,
+                         "cudag: 1\nmodules: {m: k.fatbin}\n"
+                         "kernels: {k: {params: {x: \"%s\"}}}\n",
+                         cases[i].word);
+            snprintf(want, sizeof want, "%s'%s'%s (%s%s%sthe %stypes are %s)",
+                     element ? "" : "unknown type ", cases[i].word,
+                     element ? " is not an element type" : "",
+                     best ? "did you mean '" : "",
+                     best ? best : "", best ? "'? " : "",
+                     element ? "element " : "",
+                     element ? "i8, u8, i16, u16, i32, u32, i64, u64, f16, "
+                               "bf16, f32, f64"
+                             : "ptr, i8, u8, i16, u16, i32, u32, i64, u64, "
+                               "f16, bf16, f32, f64");
+            tdiag td;
+            cudag_graph *g;
+            assert_int_equal(tload(yaml, &td, &g), CUDAG_ETYPE);
+            assert_int_equal(td.nerr, 1);
+            if (!strstr(td.text, want))
+                fail_msg("%s: want '%s' in:\n%s", cases[i].word, want, td.text);
+        }
+    }
+}
+
 static void lower_buffers_and_init(void **state)
 {
     (void)state;
@@ -166,13 +280,55 @@ static void lower_includes_dirs_and_once(void **state)
     assert_string_equal(g->sigs[cudag__find_sig(g, "named")].symbol, "named_impl");
     assert_int_equal(cudag_graph_edge_count(g), 1);
     cudag_graph_destroy(g);
-    /* Without the include directory, the third file is not found. */
+    /* Without that directory the third file is not found, and the error
+     * names every place searched: beside the file, the include directories
+     * given, the directories of the shipped kernels. */
+    const char *other[] = {tsrc("tests/data/inc"), NULL};
     o = topts(&td, NULL);
-    o.include_dirs = NULL;
+    o.include_dirs = other;
     rc = cudag_load_file(tsrc("tests/data/good/includes.yaml"), &o, &g, &err);
     assert_int_equal(rc, CUDAG_EIO);
-    assert_diag_contains(&td, "includes.yaml:7:45: error: cannot read '");
-    assert_diag_contains(&td, "found_by_dir.yaml': No such file or directory");
+    assert_null(g);
+    assert_int_equal(td.nerr, 1);
+    char kernels[PATH_MAX], want[4 * PATH_MAX + 256];
+    assert_non_null(realpath(getenv("CUDAG_KERNELS_DIR"), kernels));
+    snprintf(want, sizeof want,
+             "%s:7:45: error: cannot find included file 'found_by_dir.yaml' "
+             "(searched %s, %s, %s; add a directory with -I)",
+             tsrc("tests/data/good/includes.yaml"), tsrc("tests/data/good"),
+             other[0], kernels);
+    assert_diag_contains(&td, want);
+}
+
+static void lower_shipped_dirs_are_found_from_the_code(void **state)
+{
+    (void)state;
+    /* This test program lies in the build tree's tests/: the shipped
+     * directory is the build's kernels/ (even where an install exists). */
+    char kernels[PATH_MAX];
+    assert_non_null(realpath(getenv("CUDAG_KERNELS_DIR"), kernels));
+    cudag__arena a;
+    memset(&a, 0, sizeof a);
+    const char *shipped = cudag__shipped_dir(&a);
+    assert_non_null(shipped);
+    assert_string_equal(shipped, kernels);
+    cudag__arena_free(&a);
+    /* So a program that names no include directory (and runs from
+     * elsewhere) loads the shipped manifest as the cudag tool does. */
+    char cwd[PATH_MAX];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir("/"), 0);
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    o.include_dirs = NULL;
+    cudag_graph *g;
+    cudag_error err;
+    static const char yaml[] = "cudag: 1\ninclude: cudag_kernels.yaml\n";
+    int rc = cudag_load_string(yaml, sizeof yaml - 1, "t.yaml", &o, &g, &err);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_int_not_equal(cudag__find_sig(g, "scale_f32"), CUDAG__NONE);
+    cudag_graph_destroy(g);
 }
 
 static void lower_shipped_manifest_is_found(void **state)
@@ -354,28 +510,28 @@ static void lower_again_with_new_values(void **state)
         defs);
     cudag_graph *g2, *g3;
     cudag_error err;
-    assert_int_equal(cudag__relower(g, "M", 100, &g2, &err), CUDAG_OK);
+    assert_int_equal(cudag__relower(g, "M", "100", &g2, &err), CUDAG_OK);
     assert_int_equal(var(g2, "N"), 32);     /* the load's define stays */
     assert_int_equal(var(g2, "M"), 100);
     assert_true(g2->checked);
     assert_int_equal(g2->nodes[0].u.k.args[0].i, 100);
     /* Changes accumulate through the borrowed source. */
-    assert_int_equal(cudag__relower(g2, "N", 4, &g3, &err), CUDAG_OK);
+    assert_int_equal(cudag__relower(g2, "N", "4", &g3, &err), CUDAG_OK);
     assert_int_equal(var(g3, "N"), 4);
     assert_int_equal(var(g3, "M"), 100);
     assert_int_equal(g3->nodes[0].u.k.grid[0], 4);
     cudag_graph_destroy(g3);
     /* A value that breaks the graph reports the error. */
-    assert_int_equal(cudag__relower(g2, "N", 0, &g3, &err), CUDAG_ERANGE);
+    assert_int_equal(cudag__relower(g2, "N", "0", &g3, &err), CUDAG_ERANGE);
     assert_null(g3);
     assert_string_equal(err.message, "node 'a': grid x is 0 (must be at least 1)");
-    assert_int_equal(cudag__relower(g2, "Z", 1, &g3, &err), CUDAG_EUNKNOWN);
+    assert_int_equal(cudag__relower(g2, "Z", "1", &g3, &err), CUDAG_EUNKNOWN);
     cudag_graph_destroy(g2);
     cudag_graph_destroy(g);
     /* A graph from the C builder has no source. */
     cudag_graph_create("b", &g, NULL);
     cudag_add_var(g, "N", 1, NULL);
-    assert_int_equal(cudag__relower(g, "N", 2, &g2, &err), CUDAG_ENOTSUP);
+    assert_int_equal(cudag__relower(g, "N", "2", &g2, &err), CUDAG_ENOTSUP);
     cudag_graph_destroy(g);
 }
 
@@ -417,11 +573,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lower_vars_in_order_and_defines),
+        cmocka_unit_test(lower_floating_point_variables),
         cmocka_unit_test(lower_name_version_and_free_keys),
         cmocka_unit_test(lower_kernel_signatures),
         cmocka_unit_test(lower_buffers_and_init),
         cmocka_unit_test(lower_includes_dirs_and_once),
+        cmocka_unit_test(lower_c_type_words_get_cudag_words),
         cmocka_unit_test(lower_shipped_manifest_is_found),
+        cmocka_unit_test(lower_shipped_dirs_are_found_from_the_code),
         cmocka_unit_test(lower_public_load_arguments),
         cmocka_unit_test(lower_long_paths_are_reported_whole),
         cmocka_unit_test(lower_reports_many_errors_up_to_the_limit),

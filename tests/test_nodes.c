@@ -84,6 +84,41 @@ static void nodes_kernel_fields_and_positions(void **state)
     cudag_graph_destroy(g);
 }
 
+/* An argument for a floating-point parameter, a memset value and an init
+ * constant for a floating-point buffer are computed in floating point. */
+static void nodes_floating_point_values(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_ok(
+        "cudag: 1\nmodules: { m: k.fatbin }\n"
+        "kernels:\n"
+        "  k: { params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true }\n"
+        "  h: { params: {a: f16, b: bf16, c: f64, n: i32} }\n"
+        "vars: { N: 64, E: 5 }\n"
+        "buffers:\n"
+        "  x: { type: f32, count: 16*N, init: 1/4 }\n"
+        "  i: { type: i32, count: N, init: N/2 }\n"
+        "nodes:\n"
+        "  a: { kernel: k, grid: 1, block: 32, args: [x, x, E/10, N] }\n"
+        "  b: { kernel: k, grid: 1, block: 32, args: {x: x, y: x, a: 1/N, n: N/3} }\n"
+        "  c: { kernel: h, grid: 1, block: 32, args: [1/E, -3/2, E/2, 7/2] }\n"
+        "  s: { memset: x, value: 1/8 }\n");
+    const cudag__kernel *a = &node(g, "a")->u.k, *b = &node(g, "b")->u.k;
+    const cudag__kernel *c = &node(g, "c")->u.k;
+    assert_int_equal(a->args[2].kind, CUDAG_ARG_FLOAT);
+    assert_true(a->args[2].f == 0.5);       /* not 0 */
+    assert_true(b->args[2].f == 1.0 / 64);
+    assert_int_equal(b->args[3].kind, CUDAG_ARG_INT);
+    assert_int_equal(b->args[3].i, 21);     /* an i64 stays an integer */
+    assert_true(c->args[0].f == 0.2 && c->args[1].f == -1.5 &&
+                c->args[2].f == 2.5);
+    assert_int_equal(c->args[3].i, 3);
+    assert_true(node(g, "s")->u.set.value == 0.125);
+    assert_true(g->buffers[cudag__find_buffer(g, "x")].init.value == 0.25);
+    assert_true(g->buffers[cudag__find_buffer(g, "i")].init.value == 32.0);
+    cudag_graph_destroy(g);
+}
+
 static void nodes_named_args_follow_the_signature(void **state)
 {
     (void)state;
@@ -95,7 +130,9 @@ static void nodes_named_args_follow_the_signature(void **state)
     assert_int_equal(k->args[0].kind, CUDAG_ARG_NULL);
     assert_int_equal(k->args[1].kind, CUDAG_ARG_BUFFER);
     assert_int_equal(k->args[1].offset, 1);
-    assert_int_equal(k->args[2].kind, CUDAG_ARG_INT);   /* f32 from an int */
+    /* An f32 argument written as an integer is computed in floating point. */
+    assert_int_equal(k->args[2].kind, CUDAG_ARG_FLOAT);
+    assert_true(k->args[2].f == 2.0);
     assert_int_equal(k->args[3].i, 7);
     cudag_graph_destroy(g);
 }
@@ -272,6 +309,50 @@ static void load_unknown(tdiag *td, const char *yaml)
     assert_int_equal(tload_opts(yaml, NULL, &o, &g, NULL), CUDAG_EUNKNOWN);
 }
 
+/* A typo in any form of `edges:` gets the suggestion the same typo gets in
+ * `after:`. */
+static void nodes_typos_in_edges_get_suggestions_as_in_after(void **state)
+{
+    (void)state;
+    static const char nodes[] =
+        "nodes:\n"
+        "  first: " K "\n"
+        "  second: " K "\n"
+        "  layer[i in 3]:\n"
+        "    norm: " K "\n";
+    static const struct {
+        const char *edges, *want;
+    } cases[] = {
+        {"edges: [first -> secnod]\n",
+         "t.yaml:16:18: error: unknown node 'secnod' (did you mean 'second'?)"},
+        {"edges:\n  - frist -> second -> first\n",
+         "t.yaml:17:5: error: unknown node 'frist' (did you mean 'first'?)"},
+        {"edges:\n  - first -> secnod -> layer[0].norm\n",
+         "t.yaml:17:14: error: unknown node 'secnod' (did you mean 'second'?)"},
+        {"edges:\n  - {from: first, to: [\"layer[2].norm\", secnod]}\n",
+         "t.yaml:17:41: error: unknown node 'secnod' (did you mean 'second'?)"},
+        {"edges:\n  - \"layer[1].nrom -> first\": programmatic\n",
+         "t.yaml:17:6: error: unknown node 'layer[1].nrom' (did you mean "
+         "'layer[1].norm'?)"},
+        {"edges:\n  - {from: frist, to: second, kind: launch_order}\n",
+         "t.yaml:17:12: error: unknown node 'frist' (did you mean 'first'?)"},
+    };
+    char yaml[2048];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tdiag td;
+        snprintf(yaml, sizeof yaml, "%s%s%s", HEAD, nodes, cases[i].edges);
+        load_unknown(&td, yaml);
+        assert_int_equal(td.nerr, 1);
+        assert_diag_contains(&td, cases[i].want);
+    }
+    /* The same typos in after: */
+    tdiag td;
+    load_unknown(&td, HEAD "nodes:\n"
+                           "  first: " K "\n"
+                           "  second: { kernel: z, grid: 1, block: 32, after: [frist] }\n");
+    assert_diag_contains(&td, "unknown node 'frist' (did you mean 'first'?)");
+}
+
 static void nodes_errors_in_one_copy_are_reported_once(void **state)
 {
     (void)state;
@@ -301,10 +382,13 @@ static void nodes_many_errors_in_one_copy_are_reported_once(void **state)
                            "        - nope3\n"
                            "        - nope4\n"
                            "        - other[j]\n");
-    /* grid, two buffers, Q, four names and other[0..2]: 11 different. */
-    assert_int_equal(td.nerr, 11);
+    /* grid, two buffers, Q, four names and other[j]: 9 mistakes.  Each
+     * copy of other[j] names another node, but it is one mistake, at one
+     * place: reported for the first copy only. */
+    assert_int_equal(td.nerr, 9);
     assert_diag_contains(&td, "unknown node 'nope4'");
-    assert_diag_contains(&td, "unknown node 'other[2]'");
+    assert_diag_contains(&td, "unknown node 'other[0]'");
+    assert_null(strstr(td.text, "unknown node 'other[1]'"));
 }
 
 /* Over a large namespace only the first few errors get a suggestion; the
@@ -343,6 +427,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nodes_kernel_fields_and_positions),
         cmocka_unit_test(nodes_suggestions_at_the_distance_limit),
+        cmocka_unit_test(nodes_floating_point_values),
         cmocka_unit_test(nodes_named_args_follow_the_signature),
         cmocka_unit_test(nodes_repetition_and_falling_off_the_ends),
         cmocka_unit_test(nodes_groups_nest_and_resolve_inside_out),
@@ -350,6 +435,7 @@ int main(void)
         cmocka_unit_test(nodes_memset_and_memcpy_defaults),
         cmocka_unit_test(nodes_every_edge_form),
         cmocka_unit_test(nodes_many_from_repetition),
+        cmocka_unit_test(nodes_typos_in_edges_get_suggestions_as_in_after),
         cmocka_unit_test(nodes_errors_in_one_copy_are_reported_once),
         cmocka_unit_test(nodes_many_errors_in_one_copy_are_reported_once),
         cmocka_unit_test(nodes_repeated_error_with_and_without_suggestion),

@@ -16,6 +16,7 @@
  * (seconds, hundreds of MB): they are skipped under valgrind, which would
  * take many minutes over them, and say so. */
 #include "common.h"
+#include "values.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -513,7 +514,12 @@ static int stages(const char *path, unsigned flags)
     if (g->nvars) {
         /* The same value again: the relowered graph is always valid. */
         cudag_graph *ng = (cudag_graph *)1;
-        rc = cudag__relower(g, g->vars[0].name, g->vars[0].value, &ng, &err);
+        char value[40];
+        if (g->vars[0].is_float)
+            cudag__fmt_num(value, g->vars[0].f);
+        else
+            snprintf(value, sizeof value, "%lld", (long long)g->vars[0].value);
+        rc = cudag__relower(g, g->vars[0].name, value, &ng, &err);
         if (rc != CUDAG_OK) {
             assert_null(ng);
             assert_int_equal(err.code, rc);

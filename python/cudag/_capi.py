@@ -223,6 +223,7 @@ _PROTOTYPES = {
     "cudag_exec_rebind_buffer": (c_int, [_exec_p, c_char_p, c_uint64,
                                          _err_p]),
     "cudag_exec_set_var": (c_int, [_exec_p, c_char_p, c_int64, _err_p]),
+    "cudag_exec_set_var_float": (c_int, [_exec_p, c_char_p, c_double, _err_p]),
     "cudag_exec_get_stats": (c_int, [_exec_p, POINTER(cudag_exec_stats)]),
 }
 

@@ -139,13 +139,17 @@ class Exec(Closable):
         a = to_arg(value)
         self._call(lib.cudag_exec_set_arg, C.cstr(node), index, byref(a))
 
-    def set_var(self, name: str, value: int) -> None:
+    def set_var(self, name: str, value) -> None:
         """Gives variable `name` a new value (graphs loaded from YAML) and
-        updates the instantiated graph in place."""
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"cudag: variable {name}: {value!r} is not an "
-                            "integer")
-        self._call(lib.cudag_exec_set_var, C.cstr(name), value)
+        updates the instantiated graph in place: an int, or a float for a
+        floating-point variable (`eps: 1e-5`)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"cudag: variable {name}: {value!r} is not a "
+                            "number")
+        if isinstance(value, float):
+            self._call(lib.cudag_exec_set_var_float, C.cstr(name), value)
+        else:
+            self._call(lib.cudag_exec_set_var, C.cstr(name), value)
 
     def _declared(self, name: str):
         b = self._buffers.get(name)

@@ -102,8 +102,29 @@ def test_set_var_updates_in_place(exe, fake):
         "     5 |   x: { type: f32, count: N, init: iota }"
     exe.launch()                                # unchanged by the failure
     np.testing.assert_array_equal(exe.read("z"), 5 * IOTA + IOTA)
-    with pytest.raises(TypeError):
+    # An integer variable refuses a float (cudag_exec_set_var_float).
+    with pytest.raises(cudag.Error) as e:
         exe.set_var("A", 2.5)
+    assert e.value.status == "CUDAG_ETYPE"
+    with pytest.raises(TypeError):
+        exe.set_var("A", "2")
+
+
+def test_set_var_of_a_floating_point_variable(fake):
+    g = cudag.loads(YAML.replace("A: 2 }", "A: 2, eps: 0.25 }")
+                        .replace("args: [x, y, A, N]", "args: [x, y, eps * 2, N]"),
+                    name="f.yaml")
+    assert g.vars["eps"] == 0.25
+    exe = g.instantiate()
+    exe.set_var("eps", 1.5)         # one call: every argument made from eps
+    exe.launch()
+    np.testing.assert_array_equal(exe.read("y"), 3 * IOTA)
+    exe.set_var("eps", 2)           # an int, taken as a double
+    exe.launch()
+    np.testing.assert_array_equal(exe.read("y"), 4 * IOTA)
+    exe.close()
+    g.close()
+    assert fake.fake_objects_live() == 0
 
 
 def test_streams_of_other_libraries(fake):

@@ -173,7 +173,10 @@ def test_bad_file_reports_its_exact_error(path):
     got = got.replace(f"{path.parent}/", "")
     if got.startswith(path.name + ":"):
         got = got[len(path.name) + 1:]
-    assert got == expect
+    # A "…" in the expectation stands for any text (as in tests/test_bad.c):
+    # the directories searched for an include depend on the machine.
+    pattern = ".*".join(re.escape(part) for part in expect.split("…"))
+    assert re.fullmatch(pattern, got, re.S), f"{got!r} != {expect!r}"
     m = re.match(r"(\d+):(\d+): ", expect)
     if m and err.file == str(path):
         assert (err.line, err.column) == (int(m[1]), int(m[2]))

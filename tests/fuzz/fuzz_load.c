@@ -429,8 +429,10 @@ static void relower(const input *in, const cudag_graph *g, bool failing)
         const cudag__var *v = &from->vars[h % from->nvars];
         cudag_error err;
         cudag_graph *ng = (cudag_graph *)1;
-        int rc = cudag__relower(from, v->name, new_value(h, v->value), &ng,
-                                &err);
+        char value[32];
+        snprintf(value, sizeof value, "%lld",
+                 (long long)new_value(h, v->value));
+        int rc = cudag__relower(from, v->name, value, &ng, &err);
         if (rc != CUDAG_OK) {
             REQUIRE(!ng, "relower failed (%d) but returned a graph", rc);
             REQUIRE(err.code == rc && err.message[0] && err.count >= 1,

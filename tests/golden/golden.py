@@ -42,7 +42,11 @@ def inputs(root):
 
 
 def record(exe, root, path):
-    """The transcript of the three commands on one input."""
+    """The transcript of the commands on one input.  The build directory,
+    which a message may name (an include searched in the shipped kernels'
+    directory), is written <build>, so the transcript is the same in any
+    build tree."""
+    build = os.path.dirname(os.path.dirname(os.path.realpath(exe))) + "/"
     env = dict(os.environ)
     env["NO_COLOR"] = "1"
     env["LC_ALL"] = "C"
@@ -53,7 +57,8 @@ def record(exe, root, path):
                            timeout=120)
         out.append("$ cudag %s %s\n" % (" ".join(cmd), path))
         for name, data in (("stdout", p.stdout), ("stderr", p.stderr)):
-            text = data.decode("utf-8", "backslashreplace")
+            text = data.decode("utf-8", "backslashreplace").replace(
+                build, "<build>/")
             if text and not text.endswith("\n"):
                 text += "\\ no newline at end\n"
             out.append("--- %s\n%s" % (name, text))

@@ -1,9 +1,10 @@
 #!/bin/sh
-# install_test.sh MESON BUILD_ROOT EMBED_EXAMPLE_C CC
+# install_test.sh MESON BUILD_ROOT EMBED_EXAMPLE_C CC FIND_KERNELS_C
 # Installs the build tree into a temporary DESTDIR and checks that the
-# package is complete and usable the way docs/api.md says.
+# package is complete and usable the way docs/api.md says, moved away from
+# its prefix as a DESTDIR is: the library finds its kernels beside itself.
 set -eu
-meson=$1 build=$2 example=$3 cc=$4
+meson=$1 build=$2 example=$3 cc=$4 find_kernels=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "install test: $*" >&2; exit 1; }
@@ -23,6 +24,15 @@ exe=$(find "$tmp/root" -path '*/bin/cudag' | head -n 1)
 [ -n "$manifest" ] || fail "share/cudag/cudag_kernels.yaml was not installed"
 [ -n "$exe" ] || fail "bin/cudag was not installed"
 datadir=$(dirname "$manifest")
+# The man page points at the installed docs, which are there.
+man=$(find "$tmp/root" -path '*/man1/cudag.1' | head -n 1)
+[ -n "$man" ] || fail "the man page was not installed"
+for doc in language.md api.md; do
+    # roff writes '-' as '\-'; a path ends at a font change ('\fR').
+    named=$(sed 's/\\-/-/g' "$man" | grep -o '/[^ \\]*/'"$doc" | head -n 1)
+    [ -n "$named" ] || fail "the man page does not name the installed $doc"
+    [ -f "$tmp/root$named" ] || fail "the man page names $named, which was not installed"
+done
 if [ -f "$build/kernels/cudag_kernels.fatbin" ]; then
     [ -f "$datadir/cudag_kernels.fatbin" ] ||
         fail "cudag_kernels.fatbin was built but not installed"
@@ -46,6 +56,13 @@ case $status in
 0 | 77) ;;
 *) fail "the embedding example failed with status $status" ;;
 esac
+
+# A program linked to the installed library finds the installed manifest
+# with no include directory, as the tool does.
+"$cc" "$find_kernels" $flags -o "$tmp/find_kernels" ||
+    fail "find_kernels.c does not build with: cc find_kernels.c $flags"
+LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/find_kernels" ||
+    fail "a program linked to the installed library cannot find the shipped manifest"
 
 # The installed tool finds the installed manifest on its own.
 cat >"$tmp/g.yaml" <<'YAML'

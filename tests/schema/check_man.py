@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the cudag(1) man page that tools/cli/mkman.py makes from README.md.
 
-    check_man.py SRCROOT VERSION [BUILT_PAGE]
+    check_man.py SRCROOT VERSION [BUILT_PAGE] [--installed=DIR/=PATH/]...
 
 - mkman.py turns README.md's CLI section into a page with NAME, SYNOPSIS
   (one line per subcommand) and DESCRIPTION, and refuses a README without
@@ -9,7 +9,9 @@
 - the page renders without a single warning through every formatter found:
   groff (-t -man -ww, with tbl), man -l --warnings, mandoc -Tlint;
 - BUILT_PAGE, when given (the page meson built and installs), is the same
-  page apart from its .TH line (its date follows SOURCE_DATE_EPOCH).
+  page apart from its .TH line (its date follows SOURCE_DATE_EPOCH);
+- with --installed=DIR/=PATH/ (what meson passes mkman.py), the page names
+  PATH/, where the files are installed, and not the source tree's DIR/.
 
 Exits 0 on success, 1 on a failure.  Python 3 standard library only.
 """
@@ -46,6 +48,8 @@ def sections(page):
 
 
 def main(argv):
+    installed = [a for a in argv[1:] if a.startswith("--installed=")]
+    argv = [a for a in argv if not a.startswith("--installed=")]
     if len(argv) not in (3, 4):
         print(__doc__)
         return 2
@@ -53,8 +57,8 @@ def main(argv):
     mkman = os.path.join(src, "tools", "cli", "mkman.py")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cudag.1")
-        r = run([sys.executable, mkman, "--version", version, "-o", out,
-                 os.path.join(src, "README.md")])
+        r = run([sys.executable, mkman, "--version", version, "-o", out]
+                + installed + [os.path.join(src, "README.md")])
         if r.returncode != 0:
             fail("mkman.py writes the page", r.stderr)
             return 1
@@ -71,6 +75,18 @@ def main(argv):
         else:
             fail("mkman.py refuses a README without the CLI section",
                  f"exit {r.returncode}: {r.stderr}")
+
+        # The page points at files where they are installed, not at the
+        # source tree's docs/ and schema/, which a reader of it lacks.
+        for pair in installed:
+            where, _, there = pair[len("--installed="):].partition("=")
+            plain_page = page.replace("\\-", "-")
+            if re.search(r"\\fB" + re.escape(where), plain_page):
+                fail(f"the page names the source tree's {where}")
+            elif there not in plain_page:
+                fail(f"the page names {there}")
+            else:
+                ok(f"the page names {there}, not {where}")
 
         secs = sections(page)
         if secs[:3] == ["NAME", "SYNOPSIS", "DESCRIPTION"]:

@@ -2,8 +2,9 @@
 # Checks tools/cli/cudag.bash: sources it, fills COMP_WORDS/COMP_CWORD as bash
 # does for a command line, calls the completion function and compares
 # COMPREPLY with what should be offered.  Then checks that the options it
-# offers are exactly the ones README.md's CLI section documents, and that it
-# offers the common options of tools/cli/cli.h, so the three cannot drift apart.
+# offers are exactly the ones README.md's CLI section documents, that it
+# offers the common options of tools/cli/cli.h everywhere and its run-only
+# options to run and bench alone, so the three cannot drift apart.
 #
 #     completion.sh SRCROOT
 #
@@ -77,9 +78,10 @@ expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
 expect "bench --" --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device --help --iters --warmup --host-repeats --json
-expect "dot -" -D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
+expect "dot -" -D -I --Werror --max-errors -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
-expect "check --" --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device --help
+expect "plan --" --Werror --max-errors --help --json
+expect "check --" --Werror --max-errors --help
 expect "check ''" a.yaml b.yml "sp ace.yaml" sub
 expect "run sp" "sp ace.yaml"
 expect "run sub/" sub/g.yaml
@@ -125,19 +127,33 @@ else
     diff <(echo "$documented") <(echo "$offered") | sed -n 's/^</     only in README.md:/p; s/^>/     only in the completion:/p'
 fi
 
-# The common options that tools/cli/cli.h parses for every subcommand.
-common=$(sed -n '/Parses one common option/,/\*\//p' "$src/tools/cli/cli.h" |
-    grep -o -e ' -[A-Za-z]\b' -e '--[a-zA-Z][-a-zA-Z]*' | tr -d ' ' | LC_ALL=C sort -u)
-if [[ -z $common ]]; then
-    fail "no common option found in tools/cli/cli.h"
+# The options that tools/cli/cli.h parses: the common ones (its first sentence)
+# for every subcommand, the others for run and bench alone.
+opts_of() {
+    grep -o -e ' -[A-Za-z]\b' -e '--[a-zA-Z][-a-zA-Z]*' | tr -d ' ' | LC_ALL=C sort -u
+}
+parse_doc=$(sed -n '/Parses one common option/,/\*\//p' "$src/tools/cli/cli.h" | tr '\n' ' ')
+common=$(echo "${parse_doc%%.  *}" | opts_of)
+gpu=$(echo "${parse_doc#*.  }" | opts_of)
+if [[ -z $common || -z $gpu ]]; then
+    fail "no common or run-only option found in tools/cli/cli.h"
 fi
 for c in check dot plan run bench; do
-    missing=$(LC_ALL=C comm -23 <(echo "$common") <(complete_line "$c" -))
+    offered=$(complete_line "$c" -)
+    missing=$(LC_ALL=C comm -23 <(echo "$common") <(echo "$offered"))
     if [[ -n $missing ]]; then
         fail "cudag $c - lacks the common options of tools/cli/cli.h: ${missing//$'\n'/ }"
     fi
+    case $c in
+    run | bench) wrong=$(LC_ALL=C comm -23 <(echo "$gpu") <(echo "$offered")) ;;
+    *) wrong=$(LC_ALL=C comm -12 <(echo "$gpu") <(echo "$offered")) ;;
+    esac
+    if [[ -n $wrong ]]; then
+        fail "cudag $c - gets the run-only options of tools/cli.h wrong: ${wrong//$'\n'/ }"
+    fi
 done
 [[ -n $common ]] && echo "ok   every subcommand offers the common options of tools/cli/cli.h: ${common//$'\n'/ }"
+[[ -n $gpu ]] && echo "ok   run and bench alone offer: ${gpu//$'\n'/ }"
 
 if ((failures)); then
     echo "$failures failed"

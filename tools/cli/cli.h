@@ -32,21 +32,30 @@ typedef struct cli {
     int device;
     bool quiet;
     bool color;
+    bool gpu;                   /* the command runs the graph (run, bench) */
     unsigned nerr, nwarn;       /* diagnostics printed so far */
-    bool shipped_dirs;          /* the kernels' directories were added */
+    const char *stdin_text;     /* the graph read from "-", for carets */
+    /* With --json, every diagnostic is also kept here (owned; freed by
+     * cli_free) so that a failure can be printed as one JSON object. */
+    bool keep;
+    cudag_error *kept;
+    size_t nkept;
 } cli;
 
-/* Sets defaults and the include directories where the shipped kernels live
- * (next to the executable in a build tree, or the installed data dir). */
-void cli_init(cli *c, const char *prog, const char *cmd);
+/* Sets defaults.  gpu: the command builds and runs the graph, so it takes
+ * the options of cli_gpu_help too. */
+void cli_init(cli *c, const char *prog, const char *cmd, bool gpu);
+
+/* Frees what the cli holds (kept diagnostics, text read from stdin). */
+void cli_free(cli *c);
 
 /*
  * Parses one common option at argv[*i]: -D NAME=VALUE, -I DIR, --Werror,
- * --max-errors N, --no-pdl, --no-cache, --strict, --nvtx, --device K, -q.
- * Returns 1 and
- * advances
- * *i past it when it was one, 0 when argv[*i] is not a common option, and -1
- * after printing a usage error.
+ * --max-errors N, -q.  For a gpu command (run, bench) also one of --no-pdl,
+ * --no-cache, --strict, --nvtx, --device K; other commands refuse these by
+ * name.
+ * Returns 1 and advances *i past it when it was one, 0 when argv[*i] is not
+ * such an option, and -1 after printing a usage error.
  */
 int cli_common_opt(cli *c, int argc, char **argv, int *i);
 
@@ -61,8 +70,8 @@ void cli_diag(void *user, const cudag_error *e);
  * callback) the same way. */
 void cli_print_error(cli *c, const cudag_error *e);
 
-/* Loads and checks a file, printing every diagnostic.  Returns CLI_OK and
- * sets *g, or an exit status. */
+/* Loads and checks a file ("-": standard input), printing every diagnostic.
+ * Returns CLI_OK and sets *g, or an exit status. */
 int cli_load(cli *c, const char *path, cudag_graph **g);
 
 /* Maps a library status to an exit status. */
@@ -81,8 +90,19 @@ bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* Writes s as a JSON string literal, quotes included. */
 void cli_json_string(FILE *f, const char *s);
 
-/* The common options' help text, for each subcommand's --help. */
+/* Prints, on standard output, the failure of a --json command as one JSON
+ * object: {"error": {"exit_status", "message", "diagnostics": [...]}} with
+ * every diagnostic kept since cli_init (the first error's message, or `what`
+ * when none was kept). */
+void cli_json_failure(cli *c, int status, const char *what);
+
+/* "s" unless n is 1: "%zu node%s". */
+const char *cli_plural(unsigned long long n);
+
+/* The options' help text for each subcommand's --help: those of every
+ * command, and those of the commands that run the graph. */
 extern const char cli_common_help[];
+extern const char cli_gpu_help[];
 
 /* Subcommands: each returns an exit status.  argv[0] is the subcommand. */
 int cmd_check(cli *c, int argc, char **argv);

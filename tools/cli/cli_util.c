@@ -15,41 +15,21 @@ const char cli_common_help[] =
     "  -I DIR            search DIR for included files (repeatable)\n"
     "  --Werror          treat warnings as errors\n"
     "  --max-errors N    stop after N errors (default 50)\n"
-    "  --no-pdl          build programmatic edges as full edges (run, bench)\n"
-    "  --no-cache        compile CUDA source modules without the compile cache\n"
-    "                    (run, bench)\n"
-    "  --strict          an unsafe programmatic edge is an error (run, bench)\n"
-    "  --nvtx            NVTX ranges around each stage and replay (run, bench)\n"
-    "  --device K        use CUDA device K (run, bench; default 0)\n"
     "  -q, --quiet       print only diagnostics\n";
 
-static char exe_dirs[2][PATH_MAX + 32];
+const char cli_gpu_help[] =
+    "  --device K        use CUDA device K (default 0)\n"
+    "  --no-pdl          build programmatic edges as full edges\n"
+    "  --no-cache        compile CUDA source modules without the compile cache\n"
+    "  --strict          an unsafe programmatic edge is an error, not a warning\n"
+    "  --nvtx            NVTX ranges around each stage and replay\n";
 
-/* The shipped kernels sit next to the tool: build/kernels beside
- * build/tools/cudag, or PREFIX/share/cudag beside PREFIX/bin/cudag. */
-static void add_exe_dirs(cli *c)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return;
-    *slash = '\0';
-    snprintf(exe_dirs[0], sizeof exe_dirs[0], "%s/../kernels", exe);
-    snprintf(exe_dirs[1], sizeof exe_dirs[1], "%s/../share/cudag", exe);
-    for (int i = 0; i < 2; i++)
-        if (access(exe_dirs[i], R_OK) == 0 && c->ndirs < CLI_MAX_LIST)
-            c->include_dirs[c->ndirs++] = exe_dirs[i];
-}
-
-void cli_init(cli *c, const char *prog, const char *cmd)
+void cli_init(cli *c, const char *prog, const char *cmd, bool gpu)
 {
     memset(c, 0, sizeof *c);
     c->prog = prog;
     c->cmd = cmd;
+    c->gpu = gpu;
     const char *nc = getenv("NO_COLOR");
     c->color = isatty(STDERR_FILENO) && !(nc && *nc);
 }
@@ -89,10 +69,23 @@ bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
     return true;
 }
 
+/* The options that only change how a graph is built and run. */
+static bool gpu_option(const char *a)
+{
+    static const char *const names[] = {"--device", "--no-pdl", "--no-cache",
+                                        "--strict", "--nvtx"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(a, names[i]) == 0)
+            return true;
+    return false;
+}
+
 int cli_common_opt(cli *c, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     const char *val = NULL;
+    if (!c->gpu && gpu_option(a))
+        return usage_error(c, "option '%s' applies to run and bench only", a);
     bool takes = strcmp(a, "-D") == 0 || strcmp(a, "-I") == 0 ||
                  strcmp(a, "--max-errors") == 0 || strcmp(a, "--device") == 0;
     if (takes) {
@@ -116,12 +109,9 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
     } else if (strcmp(a, "-I") == 0) {
         if (c->ndirs == CLI_MAX_LIST)
             return usage_error(c, "%s", "too many -I options");
-        /* Directories given on the command line come before the shipped
-         * ones, so a user's manifest can shadow the library's. */
-        memmove(&c->include_dirs[1], &c->include_dirs[0],
-                c->ndirs * sizeof c->include_dirs[0]);
-        c->include_dirs[0] = val;
-        c->ndirs++;
+        /* The library searches these before its shipped kernels, so a
+         * user's manifest can shadow the library's. */
+        c->include_dirs[c->ndirs++] = val;
     } else if (strcmp(a, "--max-errors") == 0) {
         if (!cli_parse_uint(val, 100000, &n) || n == 0)
             return usage_error(c, "--max-errors takes a number from 1, not '%s'",
@@ -153,9 +143,6 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
 
 cudag_options cli_options(cli *c)
 {
-    if (!c->shipped_dirs)
-        add_exe_dirs(c);
-    c->shipped_dirs = true;
     c->defines[c->ndefines] = NULL;
     c->include_dirs[c->ndirs] = NULL;
     cudag_options o;
@@ -184,19 +171,29 @@ static void put_safe(FILE *f, const char *s, size_t n)
     }
 }
 
-/* Prints line `line` of `file` and a caret under column `col`.  The file is
- * read again only when it changes from one diagnostic to the next. */
-static void print_source_line(const char *file, int line, int col)
+/* The name under which a graph read from standard input is shown. */
+static const char stdin_name[] = "<stdin>";
+
+/* Prints line `line` and a caret under column `col`, of `file` or of `text`
+ * when that is given.  The file is read again only when it changes from one
+ * diagnostic to the next. */
+static void print_source_line(const char *file, const char *given, int line,
+                              int col)
 {
     static char cached[PATH_MAX];
-    static char *text;
-    static size_t len;
-    if (!file[0] || line <= 0 || file[0] == '<')
+    static char *file_text;
+    static size_t file_len;
+    if (!file[0] || line <= 0 || (file[0] == '<' && !given))
         return;
-    if (strcmp(cached, file) != 0) {
-        free(text);
-        text = NULL;
-        len = 0;
+    char *text = file_text;
+    size_t len = file_len;
+    if (given) {
+        text = (char *)given;
+        len = strlen(given);
+    } else if (strcmp(cached, file) != 0) {
+        free(file_text);
+        file_text = text = NULL;
+        file_len = len = 0;
         snprintf(cached, sizeof cached, "%s", file);
         FILE *f = fopen(file, "rb");
         if (!f)
@@ -222,6 +219,8 @@ static void print_source_line(const char *file, int line, int col)
         fclose(f);
         if (text)
             text[len] = '\0';
+        file_text = text;
+        file_len = len;
     }
     if (!text)
         return;
@@ -282,7 +281,22 @@ static void print_one(cli *c, const cudag_error *e)
         put_safe(stderr, buf, SIZE_MAX);
         fputc('\n', stderr);
     }
-    print_source_line(e->file, e->line, e->column);
+    bool from_stdin = c && c->stdin_text && strcmp(e->file, stdin_name) == 0;
+    print_source_line(e->file, from_stdin ? c->stdin_text : NULL, e->line,
+                      e->column);
+}
+
+/* Keeps a copy of e for cli_json_failure; a diagnostic that finds no memory
+ * is only printed. */
+static void keep(cli *c, const cudag_error *e)
+{
+    if (!c->keep)
+        return;
+    cudag_error *k = realloc(c->kept, (c->nkept + 1) * sizeof *k);
+    if (!k)
+        return;
+    c->kept = k;
+    c->kept[c->nkept++] = *e;
 }
 
 void cli_diag(void *user, const cudag_error *e)
@@ -292,6 +306,7 @@ void cli_diag(void *user, const cudag_error *e)
         c->nerr++;
     else if (e->severity == CUDAG_SEV_WARNING)
         c->nwarn++;
+    keep(c, e);
     print_one(c, e);
 }
 
@@ -299,7 +314,17 @@ void cli_print_error(cli *c, const cudag_error *e)
 {
     if (e->severity == CUDAG_SEV_ERROR)
         c->nerr++;
+    keep(c, e);
     print_one(c, e);
+}
+
+void cli_free(cli *c)
+{
+    free(c->kept);
+    free((char *)c->stdin_text);
+    c->kept = NULL;
+    c->nkept = 0;
+    c->stdin_text = NULL;
 }
 
 int cli_status(int code)
@@ -320,12 +345,58 @@ int cli_status(int code)
     }
 }
 
+/* Reads all of standard input into c->stdin_text (once: a second "-" reads
+ * what is left, nothing).  Returns CLI_OK or CLI_EIO after a message. */
+static int read_stdin(cli *c, size_t *len)
+{
+    size_t cap = 0, n = 0;
+    char *text = NULL;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = (n + 4096 + 1) * 2;
+            char *t = realloc(text, cap);
+            if (!t) {
+                free(text);
+                fprintf(stderr, "%s %s: out of memory reading standard input\n",
+                        c->prog, c->cmd);
+                return CLI_EIO;
+            }
+            text = t;
+        }
+        size_t got = fread(text + n, 1, cap - n - 1, stdin);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(stdin)) {
+        free(text);
+        fprintf(stderr, "%s %s: cannot read standard input: %s\n", c->prog,
+                c->cmd, strerror(errno));
+        return CLI_EIO;
+    }
+    text[n] = '\0';
+    free((char *)c->stdin_text);
+    c->stdin_text = text;
+    *len = n;
+    return CLI_OK;
+}
+
 int cli_load(cli *c, const char *path, cudag_graph **g)
 {
     cudag_options o = cli_options(c);
     cudag_error err;
     unsigned before = c->nerr;
-    int rc = cudag_load_file(path, &o, g, &err);
+    int rc;
+    if (strcmp(path, "-") == 0) {
+        size_t len;
+        *g = NULL;
+        if ((rc = read_stdin(c, &len)) != CLI_OK)
+            return rc;
+        path = stdin_name;
+        rc = cudag_load_string(c->stdin_text, len, path, &o, g, &err);
+    } else {
+        rc = cudag_load_file(path, &o, g, &err);
+    }
     if (rc != CUDAG_OK) {
         /* Errors without a callback call (bad arguments) still get printed. */
         if (c->nerr == before)
@@ -353,4 +424,44 @@ void cli_json_string(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+const char *cli_plural(unsigned long long n) { return n == 1 ? "" : "s"; }
+
+static void json_kv(const char *key, const char *value)
+{
+    printf("\"%s\": ", key);
+    cli_json_string(stdout, value);
+}
+
+void cli_json_failure(cli *c, int status, const char *what)
+{
+    const char *first = what;
+    for (size_t i = 0; i < c->nkept; i++)
+        if (c->kept[i].severity == CUDAG_SEV_ERROR) {
+            first = c->kept[i].message;
+            break;
+        }
+    printf("{\"error\": {\"exit_status\": %d, ", status);
+    json_kv("message", first);
+    printf(", \"diagnostics\": [");
+    for (size_t i = 0; i < c->nkept; i++) {
+        const cudag_error *e = &c->kept[i];
+        printf("%s{", i ? ", " : "");
+        json_kv("severity", e->severity == CUDAG_SEV_ERROR     ? "error"
+                            : e->severity == CUDAG_SEV_WARNING ? "warning"
+                                                               : "note");
+        printf(", ");
+        json_kv("code", cudag_status_name(e->code));
+        printf(", ");
+        if (e->file[0]) {
+            json_kv("file", e->file);
+            printf(", \"line\": %d, \"column\": %d, ", e->line, e->column);
+        } else {
+            printf("\"file\": null, \"line\": null, \"column\": null, ");
+        }
+        json_kv("message", e->message);
+        printf("}");
+    }
+    printf("]}}\n");
 }

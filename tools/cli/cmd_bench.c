@@ -306,7 +306,8 @@ static int parse_count(cli *c, const char *opt, const char *v, unsigned *out)
 {
     unsigned long n;
     if (!cli_parse_uint(v, 10000000, &n) || n == 0) {
-        cli_usage(c, "%s takes a count from 1, not '%s'", opt, v ? v : "");
+        cli_usage(c, "%s takes a count from 1 to 10000000, not '%s'", opt,
+                  v ? v : "");
         return -1;
     }
     *out = (unsigned)n;
@@ -428,8 +429,8 @@ int cmd_bench(cli *c, int argc, char **argv)
                "  --warmup N        replays before timing (default 20)\n"
                "  --host-repeats N  load and instantiate N times for the host\n"
                "                    stage times, report medians (default 5)\n"
-               "  --json            print the results as JSON\n%s",
-               c->prog, cli_common_help);
+               "  --json            print the results as JSON\n%s%s",
+               c->prog, cli_gpu_help, cli_common_help);
         return CLI_OK;
     }
     bench b;

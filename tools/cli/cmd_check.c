@@ -19,7 +19,8 @@ int cmd_check(cli *c, int argc, char **argv)
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s check [OPTIONS] FILE...\n"
                "Parse and check graph files without touching a GPU. Every\n"
-               "problem is printed as FILE:LINE:COL: error: MESSAGE.\n"
+               "problem is printed as FILE:LINE:COL: error: MESSAGE. A FILE\n"
+               "of '-' is read from standard input.\n"
                "Exit status: 0 clean, 1 errors, 2 usage.\n\nOptions:\n%s",
                c->prog, cli_common_help);
         return CLI_OK;
@@ -55,9 +56,11 @@ int cmd_check(cli *c, int argc, char **argv)
         }
         if (!c->quiet) {
             unsigned w = c->nwarn - warn0;
-            printf("%s: ok: %zu nodes, %zu edges, %zu buffers", files[f],
-                   cudag_graph_node_count(g), cudag_graph_edge_count(g),
-                   cudag_graph_buffer_count(g));
+            size_t nn = cudag_graph_node_count(g);
+            size_t ne = cudag_graph_edge_count(g);
+            size_t nb = cudag_graph_buffer_count(g);
+            printf("%s: ok: %zu node%s, %zu edge%s, %zu buffer%s", files[f],
+                   nn, cli_plural(nn), ne, cli_plural(ne), nb, cli_plural(nb));
             if (w)
                 printf(", %u warning%s", w, w == 1 ? "" : "s");
             printf("\n");
@@ -230,6 +233,44 @@ int cmd_dot(cli *c, int argc, char **argv)
 
 /* ---- plan ------------------------------------------------------------------ */
 
+/* The plan as JSON: the numbers of cudag_plan_info, then the schedule read
+ * back from the plan's text, whose "level L: NAME NAME..." lines are a
+ * stable format (src/plan.c); node names hold no spaces. */
+static void print_plan_json(const cudag_graph *g, const cudag_plan_info *info,
+                            const char *text)
+{
+    printf("{\"graph\": ");
+    cli_json_string(stdout, cudag_graph_name(g));
+    printf(", \"nodes\": %zu, \"kernel_nodes\": %zu, "
+           "\"memset_nodes\": %zu, \"memcpy_nodes\": %zu, "
+           "\"gemm_nodes\": %zu, "
+           "\"edges\": {\"full\": %zu, \"programmatic\": %zu, "
+           "\"launch_order\": %zu}, \"depth\": %zu, \"width\": %zu, "
+           "\"buffers\": %zu, \"buffer_bytes\": %llu, \"schedule\": [",
+           info->nodes, info->kernel_nodes, info->memset_nodes,
+           info->memcpy_nodes, info->gemm_nodes, info->edges[0],
+           info->edges[1], info->edges[2],
+           info->depth, info->width, cudag_graph_buffer_count(g),
+           (unsigned long long)info->buffer_bytes);
+    const char *line = strstr(text, "\nschedule:\n");
+    const char *level_sep = "";
+    for (line = line ? strchr(line + 1, '\n') : NULL; line && line[1];
+         line = strchr(line + 1, '\n'), level_sep = ", ") {
+        const char *p = strchr(line + 1, ':');
+        if (!p || strncmp(line + 1, "level ", 6) != 0)
+            break;
+        printf("%s[", level_sep);
+        const char *sep = "";
+        for (p++; *p == ' '; sep = ", ") {
+            const char *name = p + 1;
+            p = name + strcspn(name, " \n");
+            printf("%s\"%.*s\"", sep, (int)(p - name), name);
+        }
+        printf("]");
+    }
+    printf("]}\n");
+}
+
 int cmd_plan(cli *c, int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -238,7 +279,7 @@ int cmd_plan(cli *c, int argc, char **argv)
                "longest chain), width (the most nodes that can run at once on\n"
                "one level), buffer bytes, and a level-by-level schedule.\n\n"
                "Options:\n"
-               "  --json            print the numbers as JSON instead\n%s",
+               "  --json            print the same, schedule included, as JSON\n%s",
                c->prog, cli_common_help);
         return CLI_OK;
     }
@@ -270,28 +311,15 @@ int cmd_plan(cli *c, int argc, char **argv)
     cudag_plan_info info;
     char *text = NULL;
     cudag_error err;
-    if (cudag_plan(g, &info, json ? NULL : &text, &err) != CUDAG_OK) {
+    if (cudag_plan(g, &info, &text, &err) != CUDAG_OK) {
         cli_print_error(c, &err);
         cudag_graph_destroy(g);
         return cli_status(err.code);
     }
-    if (json) {
-        printf("{\"graph\": ");
-        cli_json_string(stdout, cudag_graph_name(g));
-        printf(", \"nodes\": %zu, \"kernel_nodes\": %zu, "
-               "\"memset_nodes\": %zu, \"memcpy_nodes\": %zu, "
-               "\"gemm_nodes\": %zu, "
-               "\"edges\": {\"full\": %zu, \"programmatic\": %zu, "
-               "\"launch_order\": %zu}, \"depth\": %zu, \"width\": %zu, "
-               "\"buffer_bytes\": %llu}\n",
-               info.nodes, info.kernel_nodes,
-               info.memset_nodes, info.memcpy_nodes, info.gemm_nodes,
-               info.edges[0],
-               info.edges[1], info.edges[2], info.depth, info.width,
-               (unsigned long long)info.buffer_bytes);
-    } else {
+    if (json)
+        print_plan_json(g, &info, text);
+    else
         rc = write_text(c, NULL, text);
-    }
     cudag_free(text);
     cudag_graph_destroy(g);
     return rc;

@@ -40,21 +40,11 @@ static const char help[] =
     "\nOptions:\n"
     "  --iters N         timed replays (default 100)\n"
     "  --warmup N        untimed replays first (default 10)\n"
-    "  --device K        CUDA device ordinal (default 0)\n"
-    "  --no-pdl          build programmatic edges as full edges\n"
-    "  --strict          an unsafe programmatic edge is an error, not a warning\n"
     "  --dump BUF=PATH   write buffer BUF's bytes to PATH after the replays\n"
-    "  --json            print the results as one JSON object\n"
-    "%s"
+    "  --json            print the results, or the failure, as one JSON object\n"
+    "%s%s"
     "\nExit status: 0 success, 1 graph errors, 2 usage, 3 no CUDA driver or\n"
     "device, 4 CUDA error (a failed driver call or kernel), 5 file error.\n";
-
-static int usage(cli *c, const char *what, const char *arg)
-{
-    fprintf(stderr, "%s run: %s '%s'\nTry '%s run --help'.\n", c->prog, what,
-            arg, c->prog);
-    return CLI_EUSAGE;
-}
 
 static int parse_args(cli *c, int argc, char **argv, run_opts *o)
 {
@@ -71,18 +61,22 @@ static int parse_args(cli *c, int argc, char **argv, run_opts *o)
         bool has_val = i + 1 < argc;
         if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
             unsigned long *dst = a[2] == 'i' ? &o->iters : &o->warmup;
+            unsigned long least = dst == &o->iters;
             /* A bound that keeps the event array a sane size. */
             if (!has_val || !cli_parse_uint(argv[i + 1], 10000000, dst) ||
-                (dst == &o->iters && *dst == 0))
-                return usage(c, "needs a count (iters 1 to 10000000)", a);
+                *dst < least)
+                return cli_usage(c, "%s takes a count from %lu to 10000000, "
+                                    "not '%s'",
+                                 a, least, has_val ? argv[i + 1] : "");
             i += 2;
         } else if (strcmp(a, "--dump") == 0) {
             const char *v = has_val ? argv[i + 1] : NULL;
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || !eq[1])
-                return usage(c, "--dump takes BUFFER=PATH, not", v ? v : "");
+                return cli_usage(c, "--dump takes BUFFER=PATH, not '%s'",
+                                 v ? v : "");
             if (o->ndumps == CLI_MAX_LIST)
-                return usage(c, "too many", "--dump");
+                return cli_usage(c, "too many '--dump' options");
             /* The name is cut at '=' in place: argv is ours to edit. */
             argv[i + 1][eq - v] = '\0';
             o->dumps[o->ndumps].buffer = v;
@@ -92,19 +86,17 @@ static int parse_args(cli *c, int argc, char **argv, run_opts *o)
             o->json = true;
             i++;
         } else if (a[0] == '-' && a[1]) {
-            return usage(c, "unknown option", a);
+            return cli_usage(c, "unknown option '%s'", a);
         } else {
             if (o->file)
-                return usage(c, "one file at a time; extra argument", a);
+                return cli_usage(c, "one file at a time; extra argument '%s'",
+                                 a);
             o->file = a;
             i++;
         }
     }
-    if (!o->file) {
-        fprintf(stderr, "%s run: no file given\nTry '%s run --help'.\n",
-                c->prog, c->prog);
-        return CLI_EUSAGE;
-    }
+    if (!o->file)
+        return cli_usage(c, "no file given");
     return CLI_OK;
 }
 
@@ -392,26 +384,43 @@ static void print_json(const cudag_graph *g, const cudag_exec *x,
 
 /* ---- the command ------------------------------------------------------------ */
 
+static int run(cli *c, const run_opts *o);
+
 int cmd_run(cli *c, int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        printf(help, c->prog, cli_common_help);
+        printf(help, c->prog, cli_gpu_help, cli_common_help);
         return CLI_OK;
     }
     run_opts o;
     int status = parse_args(c, argc, argv, &o);
     if (status != CLI_OK)
         return status;
+    /* With --json a failure is one JSON object on standard output too; the
+     * diagnostics still go to standard error as text. */
+    c->keep = o.json;
+    status = run(c, &o);
+    if (status != CLI_OK && o.json)
+        cli_json_failure(c, status, "cudag run failed");
+    return status;
+}
+
+/* Loads, instantiates, replays and reports; returns an exit status. */
+static int run(cli *c, const run_opts *o)
+{
     uint64_t t0 = cudag__now_ns();
     cudag_graph *g = NULL;
-    status = cli_load(c, o.file, &g);
+    int status = cli_load(c, o->file, &g);
     uint64_t parse_ns = cudag__now_ns() - t0;
     if (status != CLI_OK)
         return status;
-    for (size_t d = 0; d < o.ndumps; d++)
-        if (cudag__find_buffer(g, o.dumps[d].buffer) == CUDAG__NONE) {
-            fprintf(stderr, "%s run: --dump: graph '%s' has no buffer '%s'\n",
-                    c->prog, cudag_graph_name(g), o.dumps[d].buffer);
+    for (size_t d = 0; d < o->ndumps; d++)
+        if (cudag__find_buffer(g, o->dumps[d].buffer) == CUDAG__NONE) {
+            cudag_error e;
+            cudag__fail_at(&e, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                           "--dump: graph '%s' has no buffer '%s'",
+                           cudag_graph_name(g), o->dumps[d].buffer);
+            cli_print_error(c, &e);
             cudag_graph_destroy(g);
             return CLI_EUSAGE;
         }
@@ -438,33 +447,35 @@ int cmd_run(cli *c, int argc, char **argv)
         status = cli_status(rc);
         goto out;
     }
-    t = malloc(o.iters * sizeof *t);
+    t = malloc(o->iters * sizeof *t);
     s = calloc(nb ? nb : 1, sizeof *s);
     if (!t || !s) {
-        fprintf(stderr, "%s run: out of memory\n", c->prog);
+        cudag__fail_at(&err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                       "out of memory for %lu replay times", o->iters);
+        cli_print_error(c, &err);
         status = CLI_ECUDA;
         goto out;
     }
-    rc = cudag_exec_launch(x, (unsigned)o.warmup, &err);
+    rc = cudag_exec_launch(x, (unsigned)o->warmup, &err);
     if (rc == CUDAG_OK)
         rc = cudag_exec_sync(x, &err);
     if (rc == CUDAG_OK)
-        rc = timed_replays(x, o.iters, t, &err);
+        rc = timed_replays(x, o->iters, t, &err);
     if (rc != CUDAG_OK) {
         cli_print_error(c, &err);
         status = cli_status(rc);
         goto out;
     }
-    qsort(t, o.iters, sizeof *t, cmp_float);
+    qsort(t, o->iters, sizeof *t, cmp_float);
     for (size_t b = 0; b < nb; b++) {
-        int r = summarise(c, x, g, b, &s[b], &o);
+        int r = summarise(c, x, g, b, &s[b], o);
         if (r != CLI_OK && status == CLI_OK)
             status = r;
     }
-    if (o.json)
-        print_json(g, x, &o, t, parse_ns, s, nb);
+    if (o->json)
+        print_json(g, x, o, t, parse_ns, s, nb);
     else if (!c->quiet)
-        print_text(g, x, &o, t, parse_ns, s, nb);
+        print_text(g, x, o, t, parse_ns, s, nb);
 out:
     free(t);
     free(s);

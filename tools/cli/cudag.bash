@@ -2,14 +2,16 @@
 #
 # Installed as share/bash-completion/completions/cudag, where bash-completion
 # loads it on first use; or source it from ~/.bashrc.  Completes the
-# subcommands, their options (the common ones of tools/cli/cli.h and each
-# command's own, as README.md's CLI section documents them), graph files
+# subcommands, their options (the common ones of tools/cli/cli.h, those of the
+# commands that run a graph, and each command's own, as README.md's CLI
+# section documents them), graph files
 # (*.yaml, *.yml) and directories, and the values of options that take a
 # file or a directory.  It needs nothing from the bash-completion package and
 # leaves the caller's shell options as it found them.
 
 _cudag_commands="check dot plan run bench cache help"
-_cudag_common_opts="-D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help"
+_cudag_common_opts="-D -I --Werror --max-errors -q --help"
+_cudag_gpu_opts="--no-pdl --no-cache --strict --nvtx --device"
 
 # Prints the options of subcommand $1 besides the common ones.
 _cudag_cmd_opts()
@@ -17,8 +19,8 @@ _cudag_cmd_opts()
     case $1 in
         dot) echo "-o --render --no-critical --no-clusters" ;;
         plan) echo "--json" ;;
-        run) echo "--iters --warmup --dump --json" ;;
-        bench) echo "--iters --warmup --host-repeats --json" ;;
+        run) echo "$_cudag_gpu_opts --iters --warmup --dump --json" ;;
+        bench) echo "$_cudag_gpu_opts --iters --warmup --host-repeats --json" ;;
     esac
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mkman.py — writes the cudag(1) man page from README.md's CLI section.
 
-    mkman.py [--version V] [-o OUT] README.md
+    mkman.py [--version V] [--installed DIR/=PATH/]... [-o OUT] README.md
 
 The man page has one source: the lines of README.md between
 `<!-- cli:begin -->` and `<!-- cli:end -->`, so it cannot drift from the
@@ -286,9 +286,20 @@ def main():
     ap.add_argument("readme")
     ap.add_argument("-o", "--output", default="-")
     ap.add_argument("--version", default="")
+    ap.add_argument("--installed", action="append", default=[],
+                    metavar="DIR/=PATH/",
+                    help="name the installed place of a source directory: "
+                         "`DIR/x` in code becomes `PATH/x` (repeatable)")
     args = ap.parse_args()
     with open(args.readme, encoding="utf-8") as f:
         md = section_lines(f.read())
+    # The page is read where cudag is installed, without the source tree:
+    # `docs/language.md` there is the installed copy's path.
+    for pair in args.installed:
+        src, _, dst = pair.partition("=")
+        if not src or not dst:
+            fail(f"--installed takes DIR/=PATH/, not '{pair}'")
+        md = [l.replace("`" + src, "`" + dst) for l in md]
     date = ""
     if os.environ.get("SOURCE_DATE_EPOCH", "").isdigit():
         t = datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]),
