@@ -33,7 +33,13 @@ typedef enum cudaError_enum {
     CUDA_ERROR_INVALID_IMAGE = 200,
     CUDA_ERROR_FILE_NOT_FOUND = 301,
     CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
     CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
     CUDA_ERROR_UNKNOWN = 999
 } CUresult;
@@ -57,8 +63,25 @@ typedef enum CUfunction_attribute_enum {
 typedef enum CUgraphNodeType_enum {
     CU_GRAPH_NODE_TYPE_KERNEL = 0,
     CU_GRAPH_NODE_TYPE_MEMCPY = 1,
-    CU_GRAPH_NODE_TYPE_MEMSET = 2
+    CU_GRAPH_NODE_TYPE_MEMSET = 2,
+    CU_GRAPH_NODE_TYPE_HOST = 3,
+    CU_GRAPH_NODE_TYPE_GRAPH = 4,
+    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
 } CUgraphNodeType;
+
+typedef enum CUstreamCaptureMode_enum {
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
+
+typedef void (*CUhostFn)(void *userData);
+
+typedef struct CUDA_HOST_NODE_PARAMS {
+    CUhostFn fn;
+    void *userData;
+} CUDA_HOST_NODE_PARAMS;
 
 typedef enum CUgraphInstantiateResult_enum {
     CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
@@ -181,6 +204,9 @@ typedef CUresult (*PFN_cuCtxSynchronize_v2000)(void);
 typedef CUresult (*PFN_cuStreamCreate_v2000)(CUstream *, unsigned);
 typedef CUresult (*PFN_cuStreamDestroy_v4000)(CUstream);
 typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream);
+typedef CUresult (*PFN_cuStreamBeginCapture_v10010)(CUstream,
+                                                    CUstreamCaptureMode);
+typedef CUresult (*PFN_cuStreamEndCapture_v10000)(CUstream, CUgraph *);
 typedef CUresult (*PFN_cuEventCreate_v2000)(CUevent *, unsigned);
 typedef CUresult (*PFN_cuEventRecord_v2000)(CUevent, CUstream);
 typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent);
@@ -230,6 +256,15 @@ typedef CUresult (*PFN_cuGraphAddMemsetNode_v10000)(
 typedef CUresult (*PFN_cuGraphAddMemcpyNode_v10000)(
     CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMCPY3D *,
     CUcontext);
+typedef CUresult (*PFN_cuGraphAddChildGraphNode_v10000)(
+    CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
+typedef CUresult (*PFN_cuGraphAddEventRecordNode_v11010)(
+    CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
+typedef CUresult (*PFN_cuGraphAddEventWaitNode_v11010)(
+    CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
+typedef CUresult (*PFN_cuGraphAddHostNode_v10000)(
+    CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+    const CUDA_HOST_NODE_PARAMS *);
 typedef CUresult (*PFN_cuGraphAddDependencies_v12030)(
     CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *,
     size_t);
@@ -247,6 +282,9 @@ typedef CUresult (*PFN_cuGraphExecMemsetNodeSetParams_v10020)(
     CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
 typedef CUresult (*PFN_cuGraphExecMemcpyNodeSetParams_v10020)(
     CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext);
+typedef CUresult (*PFN_cuGraphExecChildGraphNodeSetParams_v11010)(CUgraphExec,
+                                                                CUgraphNode,
+                                                                CUgraph);
 typedef CUresult (*PFN_cuGraphExecUpdate_v12000)(CUgraphExec, CUgraph,
                                                  CUgraphExecUpdateResultInfo *);
 
