@@ -117,6 +117,8 @@ void *cudag__arena_alloc(cudag__arena *a, size_t n)
 
 static void *arena_raw(cudag__arena *a, size_t n)
 {
+    while (a->owner)
+        a = a->owner;
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
         n = 16;
@@ -200,6 +202,8 @@ char *cudag__arena_printf(cudag__arena *a, const char *fmt, ...)
 
 void cudag__arena_free(cudag__arena *a)
 {
+    if (a->owner)
+        return;     /* the owner's to free */
     cudag__chunk *c = a->head;
     while (c) {
         cudag__chunk *next = c->next;

@@ -7,7 +7,10 @@
  *   3 a CUDA graph with every edge full;
  *   4 the graph as declared (programmatic edges, parallel branches);
  *   5 the graph as declared with its branches serialized into one chain
- *     (what capturing the launches on one stream records).
+ *     (what capturing the launches on one stream records); each body of a
+ *     conditional node is serialized the same way inside it.
+ * A graph with conditional nodes has no stream modes (1, 2): only a graph
+ * can run a body as its condition decides.
  * It also reports the host time of every stage and the peak host memory. */
 #include "cli.h"
 #include "exec.h"
@@ -205,8 +208,8 @@ static int make_graph(bench *b, int mode, int build_mode)
 {
     cudag_error err;
     cudag_exec *x = b->x;
-    if (cudag__build(&x->gpu, b->g, &x->launch, x->bufs, b->kinds, build_mode,
-                     &b->built[mode], &err) != CUDAG_OK) {
+    if (cudag__build(&x->gpu, b->g, &x->launch, x->bufs, b->kinds, x->starts,
+                     build_mode, &b->built[mode], &err) != CUDAG_OK) {
         cli_print_error(b->c, &err);
         return cli_status(err.code);
     }
@@ -342,12 +345,17 @@ static void print_json(bench *b, const stats *st, const host_times *first,
     print_host_json("host_ms_first", first);
     printf(" \"peak_rss_kib\": {\"start\": %ld, \"end\": %ld},\n \"modes\": {", rss0,
            rss1);
-    for (int m = 0; m < NMODES; m++)
+    for (int m = 0; m < NMODES; m++) {
+        if (!st[m].median) {    /* not run: a stream mode of a tree */
+            printf("%s\n  \"%s\": null", m ? "," : "", mode_keys[m]);
+            continue;
+        }
         printf("%s\n  \"%s\": {\"median_us\": %.3f, \"p10_us\": %.3f, "
                "\"p90_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
                "\"per_node_us\": %.4f}",
                m ? "," : "", mode_keys[m], st[m].median, st[m].p10, st[m].p90,
                st[m].min, st[m].max, st[m].median / g->nnodes);
+    }
     printf("}}\n");
 }
 
@@ -362,11 +370,17 @@ static void print_table(bench *b, const stats *st, const host_times *first,
            b->warmup);
     printf("  %-33s %11s %9s %9s %11s %8s %8s\n", "mode", "median µs",
            "p10", "p90", "µs/node", "vs 1", "vs 3");
-    for (int m = 0; m < NMODES; m++)
+    for (int m = 0; m < NMODES; m++) {
+        if (!st[m].median) {
+            printf("%d %-33s not run: a body runs only inside a graph\n",
+                   m + 1, mode_names[m]);
+            continue;
+        }
         printf("%d %-33s %11.2f %9.2f %9.2f %11.3f %7.2fx %7.2fx\n", m + 1,
                mode_names[m], st[m].median, st[m].p10, st[m].p90,
                st[m].median / g->nnodes, st[0].median / st[m].median,
                st[2].median / st[m].median);
+    }
     double ideal = depth ? (double)g->nnodes / (double)depth : 1.0;
     double branch = st[4].median / st[3].median;
     printf("\nparallel branches: serialized / declared = %.2fx (ideal for "
@@ -495,7 +509,7 @@ int cmd_bench(cli *c, int argc, char **argv)
         cli_print_error(c, &err);
         goto out;
     }
-    b.kinds = calloc(b.g->nedges + 1, 1);
+    b.kinds = calloc(cudag__tree_nedges(b.g) + 1, 1);
     b.pdl_in = calloc(b.g->nnodes + 1, sizeof *b.pdl_in);
     b.ms = calloc(b.iters, sizeof *b.ms);
     if (!b.kinds || !b.pdl_in || !b.ms) {
@@ -523,7 +537,8 @@ int cmd_bench(cli *c, int argc, char **argv)
         (rc = cu(&b, b.drv->cuEventCreate(&b.e1, CU_EVENT_DEFAULT), "cuEventCreate")))
         goto leave;
     for (int m = 0; m < NMODES && rc == CLI_OK; m++)
-        rc = measure(&b, m, &st[m]);
+        if (m >= 2 || !b.g->nsubs)
+            rc = measure(&b, m, &st[m]);
     if (rc == CLI_OK) {
         size_t depth = b.g->topo.depth;
         if (json)

@@ -55,9 +55,18 @@ int cmd_check(cli *c, int argc, char **argv)
         }
         if (!c->quiet) {
             unsigned w = c->nwarn - warn0;
+            /* The counts cover the bodies of conditional nodes too. */
+            cudag_plan_info pi;
+            memset(&pi, 0, sizeof pi);
+            if (cudag_plan(g, &pi, NULL, NULL) != CUDAG_OK) {
+                pi.nodes = cudag_graph_node_count(g);
+                pi.edges[0] = cudag_graph_edge_count(g);
+            }
             printf("%s: ok: %zu nodes, %zu edges, %zu buffers", files[f],
-                   cudag_graph_node_count(g), cudag_graph_edge_count(g),
+                   pi.nodes, pi.edges[0] + pi.edges[1] + pi.edges[2],
                    cudag_graph_buffer_count(g));
+            if (pi.bodies)
+                printf(", %zu bod%s", pi.bodies, pi.bodies == 1 ? "y" : "ies");
             if (w)
                 printf(", %u warning%s", w, w == 1 ? "" : "s");
             printf("\n");
@@ -280,12 +289,14 @@ int cmd_plan(cli *c, int argc, char **argv)
         cli_json_string(stdout, cudag_graph_name(g));
         printf(", \"nodes\": %zu, \"kernel_nodes\": %zu, "
                "\"memset_nodes\": %zu, \"memcpy_nodes\": %zu, "
+               "\"conditional_nodes\": %zu, \"bodies\": %zu, "
                "\"edges\": {\"full\": %zu, \"programmatic\": %zu, "
                "\"launch_order\": %zu}, \"depth\": %zu, \"width\": %zu, "
                "\"buffer_bytes\": %llu}\n",
                info.nodes, info.kernel_nodes,
-               info.memset_nodes, info.memcpy_nodes, info.edges[0],
-               info.edges[1], info.edges[2], info.depth, info.width,
+               info.memset_nodes, info.memcpy_nodes, info.conditional_nodes,
+               info.bodies, info.edges[0], info.edges[1], info.edges[2],
+               info.depth, info.width,
                (unsigned long long)info.buffer_bytes);
     } else {
         rc = write_text(c, NULL, text);
