@@ -11,8 +11,12 @@
 #     sanitize  compute-sanitizer memcheck, racecheck and synccheck over every
 #               example graph
 #     soak      tools/soak: 1 000 000 replays per graph and mode
-#     bench     cudag bench and tools/handbuilt on generated topologies,
-#               N = 100 … 100 000, and the decode chains
+#     bench     cudag bench on generated topologies, N = 100 … 100 000, and
+#               the same graph replayed alone (cudag run with and without
+#               --no-pdl, tools/handbuilt with and without it, each in its
+#               own process), compared pair by pair by tools/bench_pairs.py:
+#               a FLAG line for each pair more than 3 % apart; then the
+#               decode chains
 #     decode    cudag bench on the kernel-library graphs only
 #     hostload  the host-time targets: 10 000-node graphs (and 1 000, 100 000)
 #               written node by node and with repetition, every stage the
@@ -21,8 +25,17 @@
 #     torch     the decode chain in PyTorch (tools/bench_decode_torch.py)
 #
 # Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
-# build-gpu (kept between calls while the machine stays warm).
+# build-gpu (kept between calls while the machine stays warm).  With
+# GPU_ALL_BUDGET_S set, cases and steps that would start after that many
+# seconds are skipped, each with a line in the summary, so that a call on a
+# machine lent for a fixed time ends with its results.
 set -u
+started=$(date +%s)
+over_budget() { # what: true (and says so) once the budget is spent
+    [ -n "${GPU_ALL_BUDGET_S:-}" ] || return 1
+    [ $(($(date +%s) - started)) -ge "$GPU_ALL_BUDGET_S" ] || return 1
+    say "skipped (time budget of $GPU_ALL_BUDGET_S s spent): $1"
+}
 out=${1:?usage: gpu_all.sh OUTDIR STEP...}
 shift
 b=build-gpu
@@ -43,6 +56,12 @@ say() { echo "$*" | tee -a "$summary"; }
 }
 say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  date: $(date -u +%F)"
 
+json() { # COMMAND...: its JSON on one line, or null if it failed
+    local j
+    j=$(timeout 240 "$@" 2>>"$out/bench.log") && [ -n "$j" ] || j=null
+    echo "$j" | tr -d '\n'
+}
+
 # The kernel-library graphs through cudag bench, with the bulk kernels as
 # shipped and with their _vec variants.
 decode_benches() {
@@ -53,9 +72,9 @@ decode_benches() {
             graphs/$g.yaml >$G/${g}_vec.yaml
         for f in graphs/$g.yaml $G/${g}_vec.yaml; do
             name=$(basename $f .yaml)
-            echo "{\"case\": \"$name\", \"cudag\": $(timeout 120 $C bench --json -I graphs \
-                --iters 500 --warmup 50 $f 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
-            echo >>"$out/bench.jsonl"
+            over_budget "decode $name" && continue
+            echo "{\"case\": \"$name\", \"cudag\": $(json $C bench --json -I graphs \
+                --iters 500 --warmup 50 $f)}" >>"$out/bench.jsonl"
             $C bench -I graphs --iters 500 --warmup 50 $f >>"$out/bench.log" 2>&1
         done
     done
@@ -130,58 +149,49 @@ EOF
         G=/tmp/gen
         mkdir -p $G
         fat=$CUDAG_KERNELS_DIR/cudag_kernels.fatbin
-        one() { # name N shape kernel [gen options]: cudag bench + handbuilt
+        H=$b/tools/handbuilt
+        one() { # name N shape kernel [gen options]: cudag bench, then alone
             local name=$1 n=$2 shape=$3 kern=$4
             shift 4
-            local iters=$((2000000 / (n + 1000)))
+            over_budget "bench $name" && return
+            local iters=$((500000 / (n + 1000)))
             [ $iters -gt 200 ] && iters=200
             [ $iters -lt 10 ] && iters=10
             # Repeated loads for the host medians, except where one
             # instantiate takes seconds (100 000 nodes).
-            local reps=3
-            [ "$n" -gt 10000 ] && reps=1
+            local reps=3 warm=10
+            [ "$n" -gt 10000 ] && reps=1 warm=3
+            local it="--iters $iters --warmup $warm"
             python3 tools/gen_graph.py "$shape" "$n" --kernel "$kern" "$@" \
                 -o $G/$name.yaml --topo $G/$name.topo
-            echo "{\"case\": \"$name\", \"cudag\": $(timeout 240 $C bench --json \
-                --iters $iters --warmup 5 --host-repeats $reps $G/$name.yaml 2>>"$out/bench.log"), \
-                \"handbuilt\": $(timeout 120 $b/tools/handbuilt $G/$name.topo "$fat" \
-                --iters $iters --warmup 5 --repeats $reps 2>>"$out/bench.log")}" | tr -d '\n' >>"$out/bench.jsonl"
+            # shellcheck disable=SC2086
+            {
+                echo "{\"case\": \"$name\""
+                echo ", \"cudag\": $(json $C bench --json $it --host-repeats $reps $G/$name.yaml)"
+                echo ", \"run_nopdl\": $(json $C run --json --no-pdl $it $G/$name.yaml)"
+                echo ", \"run\": $(json $C run --json $it $G/$name.yaml)"
+                echo ", \"handbuilt_nopdl\": $(json $H $G/$name.topo "$fat" --no-pdl $it --repeats $reps)"
+                echo ", \"handbuilt\": $(json $H $G/$name.topo "$fat" $it --repeats $reps)}"
+            } | tr -d '\n' >>"$out/bench.jsonl"
             echo >>"$out/bench.jsonl"
-            $C bench --iters $iters --warmup 5 --host-repeats 1 $G/$name.yaml >>"$out/bench.log" 2>&1
         }
         one chain_tiny_1000 1000 chain tiny
         one chain_prologue_1000 1000 chain prologue
         one forkjoin_prologue_8x125 1002 forkjoin prologue --branches 8 --edge full
         one forkjoin_tiny_8x125 1002 forkjoin tiny --branches 8
-        for n in 100 1000 10000 100000; do
+        one random_tiny_1000 1000 random tiny
+        for n in 10000 100; do
             one chain_tiny_$n $n chain tiny
             one random_tiny_$n $n random tiny
-        done
-        for n in 100 10000; do
             one tree_tiny_$n $n tree tiny
             one wavefront_tiny_$n $n wavefront tiny
             one forkjoin_tiny_$n $n forkjoin tiny --branches 8
         done
         one chain_lib_1000 1000 chain lib
+        one chain_tiny_100000 100000 chain tiny
+        one random_tiny_100000 100000 random tiny
+        python3 tools/bench_pairs.py "$out/bench.jsonl" | tee -a "$summary"
         decode_benches
-        python3 - "$out/bench.jsonl" <<'EOF' >>"$summary"
-import json, sys
-for line in open(sys.argv[1]):
-    try:
-        r = json.loads(line)
-    except ValueError:
-        print("unreadable:", line[:200]); continue
-    c = r["cudag"]; m = c["modes"]
-    s = "%-28s n=%6d  stream %9.1f  +pdl %9.1f  full %9.1f  graph %9.1f  serial %9.1f µs" % (
-        r["case"], c["nodes"], m["stream"]["median_us"], m["stream_pdl"]["median_us"],
-        m["graph_full"]["median_us"], m["graph"]["median_us"], m["graph_serial"]["median_us"])
-    h = r.get("handbuilt")
-    if h:
-        s += "  | hand %9.1f µs  build %.1f/%.1f ms  inst %.1f/%.1f ms  parse %.1f ms" % (
-            h["replay_us"]["median"], c["host_ms"]["build"], h["build_ms"],
-            c["host_ms"]["instantiate"], h["instantiate_ms"], c["host_ms"]["parse_check"])
-    print(s)
-EOF
         ;;
     hostload)
         G=/tmp/gen
@@ -228,6 +238,7 @@ EOF
         grep -A8 "^decode_chain\|^pdl_deep\|^norms" "$out/bench.log" | grep -E "^[a-z_]+ on|^[1-5] " >>"$summary"
         ;;
     torch)
+        over_budget torch && continue
         timeout 300 python3 tools/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
         echo "{\"case\": \"torch_decode\", \"torch\": $(cat /tmp/torch.json)}" >>"$out/bench.jsonl"
         say "torch: $(cat /tmp/torch.json)"
