@@ -5,7 +5,8 @@
  * poisoned first, with and without programmatic edges, over several launches
  * back to back; a loop's starting value changed between launches
  * (cudag_exec_set_condition) and its count changed (cudag_exec_set_var);
- * if/else and switch nodes choosing from data, nested in a loop. */
+ * if/else and switch nodes choosing from data, nested in a loop; a loop
+ * ended by a threshold (cond_ge_f32) and util_count_i32's flag. */
 #include "gpu_common.h"
 
 #define RUNS 5
@@ -321,6 +322,58 @@ static void branches_follow_the_data(void **state)
     cudag_graph_destroy(g);
 }
 
+/* cond_ge_f32 ends a loop when x[0] falls below a threshold; util_count_i32
+ * is cond_count_i32 with the flag in memory. */
+static const char halving_yaml[] =
+    "cudag: 1\n"
+    "include: cudag_kernels.yaml\n"
+    "vars: {N: 1000}\n"
+    "buffers:\n"
+    "  x: {type: f32, count: N, init: random}\n"
+    "  it: {type: i32, count: 1}\n"
+    "  flag: {type: i32, count: 1}\n"
+    "conditions: {more: {default: 1}}\n"
+    "nodes:\n"
+    "  loop:\n"
+    "    while: more\n"
+    "    body:\n"
+    "      half: {kernel: scale_f32, grid: 1, block: 96, args: [x, x, 0.5, N]}\n"
+    "      test: {kernel: cond_ge_f32, grid: 1, block: 32, args: [x, 0.01, more],\n"
+    "             after: {half: programmatic}}\n"
+    "  tally: {kernel: util_count_i32, grid: 1, block: 32, args: [it, 3, flag],\n"
+    "          after: loop}\n";
+
+static void setters_do_what_they_say(void **state)
+{
+    (void)state;
+    cudag_graph *g = gpu_load(halving_yaml);
+    const size_t n = 1000;
+    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    uint64_t seed = tseed();
+    float *hx = malloc(n * sizeof *hx);
+    assert_non_null(hx);
+    for (int run = 0; run < 5; run++) {
+        gpu_random(&seed, hx, n);
+        hx[0] = 1.0f + (float)trand(&seed, 0.0, 1000.0);
+        gpu_write(x, "x", hx, n);
+        write_i32(x, "it", run);
+        write_i32(x, "flag", -1);
+        launch_sync(x, 1);
+        do
+            for (size_t i = 0; i < n; i++)
+                hx[i] = 0.5f * hx[i];
+        while (hx[0] >= 0.01f);
+        float *got = gpu_read(x, "x", n);
+        gpu_expect("halving: x", got, hx, n);
+        free(got);
+        assert_int_equal(read_i32(x, "it"), run + 1);
+        assert_int_equal(read_i32(x, "flag"), run + 1 < 3);
+    }
+    free(hx);
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
+}
+
 int main(void)
 {
     gpu_require();
@@ -328,6 +381,7 @@ int main(void)
         cmocka_unit_test(loop_matches_reference),
         cmocka_unit_test(jacobi_matches_reference),
         cmocka_unit_test(branches_follow_the_data),
+        cmocka_unit_test(setters_do_what_they_say),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
