@@ -179,7 +179,7 @@ typedef struct cudag__topo {
  * (a conditional node's body; kind.h, "Sub-graphs").  A sub-graph has nodes,
  * edges, groups and node names of its own; everything else (variables,
  * modules, kernels, buffers, conditions and the arena) is its root's, which
- * it mirrors (cudag__graph_share) and never frees.  A graph owns its
+ * it mirrors (graph.c) and never frees.  A graph owns its
  * sub-graphs (subs) and frees them with itself.
  */
 struct cudag_graph {

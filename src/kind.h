@@ -1,8 +1,8 @@
 /* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy,
  * conditional) lives in one file, src/kind_<name>.c, that fills one
- * cudag__kind_ops; the
- * stages (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes
- * and call through cudag__kind(), never switching on a node's kind.
+ * cudag__kind_ops; the stages (nodes.c, check.c, build.c, exec.c, dot.c,
+ * plan.c) loop over nodes and call through cudag__kind(), never switching on
+ * a node's kind.
  * docs/architecture.md shows where this sits in the pipeline. */
 #ifndef CUDAG_KIND_H
 #define CUDAG_KIND_H
