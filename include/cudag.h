@@ -376,21 +376,59 @@ CUDAG_API int cudag_check(cudag_graph *g, const cudag_options *opts,
                           cudag_error *err);
 
 /* ------------------------------------------------------------------ */
-/* Introspection (valid on any graph; indices are 0 … count-1)         */
+/* Introspection: what a graph declares, for programs that size their own
+ * memory or check what they bind (valid on any graph, checked or not).
+ *
+ * Objects are numbered 0 … count-1 in the order they were declared.  Every
+ * call that takes an index reports an index that is not below its count
+ * (any index, for a NULL graph) in one way, by its return value alone:
+ * calls that return a name return NULL, calls that return a status return
+ * CUDAG_ERANGE; neither writes through its out-pointers then.  Out-pointers
+ * may be NULL for what the caller does not need.  Lookups by name return
+ * the index, or -1 for a name the graph does not have.  Returned strings
+ * live as long as the graph.                                          */
 
 CUDAG_API size_t cudag_graph_node_count(const cudag_graph *g);
 CUDAG_API size_t cudag_graph_edge_count(const cudag_graph *g);
 CUDAG_API size_t cudag_graph_buffer_count(const cudag_graph *g);
+CUDAG_API size_t cudag_graph_var_count(const cudag_graph *g);
 CUDAG_API const char *cudag_graph_name(const cudag_graph *g);
-/* Returned strings live as long as the graph. */
+
+/* Node i's full name ("layer[3].norm"). */
 CUDAG_API const char *cudag_graph_node_name(const cudag_graph *g, size_t i);
-CUDAG_API cudag_node_kind cudag_graph_node_kind(const cudag_graph *g, size_t i);
-CUDAG_API const char *cudag_graph_buffer_name(const cudag_graph *g, size_t i);
-/* Finds a node by its full name ("layer[3].norm"); -1 if there is none. */
+/* Node i's kind into *kind. */
+CUDAG_API int cudag_graph_node_kind(const cudag_graph *g, size_t i,
+                                    cudag_node_kind *kind);
+/* "kernel", "memset", "memcpy"; NULL for an invalid value. */
+CUDAG_API const char *cudag_node_kind_name(cudag_node_kind k);
+/* Finds a node by its full name. */
 CUDAG_API long cudag_graph_find_node(const cudag_graph *g, const char *name);
-/* Edge i's ends (node indices) and kind; CUDAG_EINVAL when i is out of range. */
+
+/* Edge i's ends (node indices) and kind. */
 CUDAG_API int cudag_graph_edge(const cudag_graph *g, size_t i, size_t *from,
                                size_t *to, cudag_edge_kind *kind);
+
+CUDAG_API const char *cudag_graph_buffer_name(const cudag_graph *g, size_t i);
+CUDAG_API long cudag_graph_find_buffer(const cudag_graph *g, const char *name);
+/* Buffer i's element type and element count (its size in bytes is
+ * count × cudag_type_size(type)), as declared after every -D define. */
+CUDAG_API int cudag_graph_buffer(const cudag_graph *g, size_t i,
+                                 cudag_type *type, uint64_t *count);
+
+/* A variable's value.  `type` tells which member holds it: CUDAG_TYPE_I64
+ * for an integer (in `i`), CUDAG_TYPE_F64 for a floating-point value (in
+ * `f`); the other member is 0. */
+typedef struct cudag_value {
+    cudag_type type;
+    int64_t i;
+    double f;
+} cudag_value;
+
+CUDAG_API const char *cudag_graph_var_name(const cudag_graph *g, size_t i);
+CUDAG_API long cudag_graph_find_var(const cudag_graph *g, const char *name);
+/* Variable i's value in this graph (after every -D define), into *value. */
+CUDAG_API int cudag_graph_var(const cudag_graph *g, size_t i,
+                              cudag_value *value);
 
 /* Flags for cudag_dot(). */
 enum {

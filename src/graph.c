@@ -1,6 +1,6 @@
 /* graph.c — the IR container: creating and freeing graphs and their
  * sub-graphs, adding objects (shared by the YAML front end and the C builder
- * API), lookups, and the introspection functions of the public API. */
+ * API) and lookups; the public introspection calls are in introspect.c. */
 #include "ir.h"
 #include "parse.h"
 
@@ -677,54 +677,5 @@ int cudag_bind_buffer(cudag_graph *g, const char *buffer, uint64_t devptr,
                               "buffer '%s': cannot bind a null pointer",
                               buffer);
     g->buffers[b].bound = devptr;
-    return CUDAG_OK;
-}
-
-/* ---- introspection -------------------------------------------------------- */
-
-size_t cudag_graph_node_count(const cudag_graph *g)
-{
-    return g ? g->nnodes : 0;
-}
-size_t cudag_graph_edge_count(const cudag_graph *g)
-{
-    return g ? g->nedges : 0;
-}
-size_t cudag_graph_buffer_count(const cudag_graph *g)
-{
-    return g ? g->nbuffers : 0;
-}
-const char *cudag_graph_name(const cudag_graph *g)
-{
-    return g ? g->name : NULL;
-}
-
-const char *cudag_graph_node_name(const cudag_graph *g, size_t i)
-{
-    return g && i < g->nnodes ? g->nodes[i].name : NULL;
-}
-
-const char *cudag_graph_buffer_name(const cudag_graph *g, size_t i)
-{
-    return g && i < g->nbuffers ? g->buffers[i].name : NULL;
-}
-
-long cudag_graph_find_node(const cudag_graph *g, const char *name)
-{
-    uint32_t n = g ? cudag__find_node(g, name) : CUDAG__NONE;
-    return n == CUDAG__NONE ? -1 : (long)n;
-}
-
-int cudag_graph_edge(const cudag_graph *g, size_t i, size_t *from, size_t *to,
-                     cudag_edge_kind *kind)
-{
-    if (!g || i >= g->nedges)
-        return CUDAG_EINVAL;
-    if (from)
-        *from = g->edges[i].from;
-    if (to)
-        *to = g->edges[i].to;
-    if (kind)
-        *kind = g->edges[i].kind;
     return CUDAG_OK;
 }

@@ -1,6 +1,6 @@
 /* kind.c — the node-kind table (kind.h): one line per kind, in the order of
  * cudag_node_kind, and the lookups the stages use instead of switching on a
- * node's kind.  Also the public cudag_graph_node_kind(). */
+ * node's kind. */
 #include "kind.h"
 
 /* Indexed by cudag_node_kind: table[k]->kind == k (tests/test_kind.c checks). */
@@ -27,9 +27,4 @@ const char *cudag__node_kind_name(cudag_node_kind k)
 {
     const cudag__kind_ops *ops = cudag__kind(k);
     return ops ? ops->name : table[0]->name;
-}
-
-cudag_node_kind cudag_graph_node_kind(const cudag_graph *g, size_t i)
-{
-    return g && i < g->nnodes ? g->nodes[i].kind : table[0]->kind;
 }
