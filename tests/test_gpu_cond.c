@@ -5,6 +5,7 @@
  * poisoned first, with and without programmatic edges, over several launches
  * back to back; a loop's starting value changed between launches
  * (cudag_exec_set_condition) and its count changed (cudag_exec_set_var);
+ * nodes inside a body updated in place (set_arg, rebind_buffer);
  * if/else and switch nodes choosing from data, nested in a loop; a loop
  * ended by a threshold (cond_ge_f32) and util_count_i32's flag. */
 #include "gpu_common.h"
@@ -130,6 +131,41 @@ static void loop_matches_reference(void **state)
     free(y);
     cudag_exec_destroy(xs[0]);
     cudag_exec_destroy(xs[1]);
+    cudag_graph_destroy(g);
+}
+
+/* A node inside a body updated in the instantiated graph: the counter's k
+ * (cudag_exec_set_arg by full name) and the buffer the body scales
+ * (cudag_exec_rebind_buffer). */
+static void body_nodes_update_in_place(void **state)
+{
+    (void)state;
+    cudag_graph *g = load_path(tsrc("graphs/loop.yaml"), NULL);
+    long n = var(g, "N");
+    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    uint64_t seed = tseed();
+    cudag_error e;
+    cudag_arg k = cudag_arg_int(5);
+    gpu_ok(cudag_exec_set_arg(x, "loop.next", 1, &k, &e), &e,
+           "cudag_exec_set_arg(loop.next)");
+    loop_run(&x, 1, n, 5, 1, &seed);
+    /* y moves to memory of the test's own: the body follows it. */
+    uint64_t dptr = 0, bytes = 0;
+    gpu_ok(cudag_exec_buffer(x, "y", &dptr, &bytes, &e), &e, "buffer y");
+    const cudag__drv *d = gpu_drv();
+    CUdeviceptr other = 0;
+    gpu_ok(cudag__exec_enter(x, &e), &e, "enter");
+    if (d->cuMemAlloc(&other, bytes) != CUDA_SUCCESS)
+        fail_msg("cuMemAlloc");
+    cudag__exec_leave(x);
+    gpu_ok(cudag_exec_rebind_buffer(x, "y", other, &e), &e, "rebind y");
+    loop_run(&x, 1, n, 5, 1, &seed);
+    /* Every launch was synchronized: the memory is free to go. */
+    gpu_ok(cudag__exec_enter(x, &e), &e, "enter");
+    if (d->cuMemFree(other) != CUDA_SUCCESS)
+        fail_msg("cuMemFree");
+    cudag__exec_leave(x);
+    cudag_exec_destroy(x);
     cudag_graph_destroy(g);
 }
 
@@ -379,6 +415,7 @@ int main(void)
     gpu_require();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(loop_matches_reference),
+        cmocka_unit_test(body_nodes_update_in_place),
         cmocka_unit_test(jacobi_matches_reference),
         cmocka_unit_test(branches_follow_the_data),
         cmocka_unit_test(setters_do_what_they_say),
