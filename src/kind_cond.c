@@ -76,11 +76,22 @@ static int make_bodies(cudag_graph *g, uint32_t node, const char *name,
 
 /* ---- YAML ------------------------------------------------------------- */
 
-/* The keys each type takes besides its own and `after`. */
+/* The keys each type takes besides its own and `after`, and how messages
+ * name the type and those keys. */
 static const char *const body_keys[][2] = {
     [CUDAG_COND_IF] = {"then", "else"},
     [CUDAG_COND_WHILE] = {"body", NULL},
     [CUDAG_COND_SWITCH] = {"cases", NULL},
+};
+static const char *const a_type[] = {
+    [CUDAG_COND_IF] = "an if",
+    [CUDAG_COND_WHILE] = "a while",
+    [CUDAG_COND_SWITCH] = "a switch",
+};
+static const char *const its_keys[] = {
+    [CUDAG_COND_IF] = "'then' and 'else'",
+    [CUDAG_COND_WHILE] = "a 'body'",
+    [CUDAG_COND_SWITCH] = "'cases'",
 };
 
 /* Which of while/if/switch the body is, and its condition; false (and
@@ -117,15 +128,10 @@ static bool read_head(cudag__lower *lw, const cudag__pending *p,
                 if (p->body->items[2 * i + 1] == v)
                     key = p->body->items[2 * i];
             cudag__lerr(lw, CUDAG_EKEY, key ? key->pos : v->pos,
-                        "'%s' belongs to %s node, not to a %s node ('%s' "
-                        "has %s)",
-                        k, t == CUDAG_COND_IF ? "an if" : t == CUDAG_COND_WHILE
-                                                              ? "a while"
-                                                              : "a switch",
-                        type_key[*type], n->name,
-                        *type == CUDAG_COND_IF      ? "'then' and 'else'"
-                        : *type == CUDAG_COND_WHILE ? "a 'body'"
-                                                    : "'cases'");
+                        "'%s' belongs to %s node, not to %s node ('%s' has "
+                        "%s)",
+                        k, a_type[t], a_type[*type], n->name,
+                        its_keys[*type]);
             return false;
         }
     return true;
