@@ -91,19 +91,29 @@ typedef enum cudag_severity {
 /*
  * One diagnostic.  Lines and columns are 1-based; 0 means "no position"
  * (an error that does not come from a file, such as a failed allocation).
+ * A column counts characters, not bytes: every UTF-8 encoded character
+ * (code point) before the position on its line counts one, a tab counts
+ * one, as in YAML parsers' marks.  So "é: 1" has the 1 at column 4, byte 5;
+ * to place a caret, skip column - 1 characters of the line.
  * The struct owns its strings (fixed arrays), so it may be copied freely and
- * outlives the call that filled it.  Print it as
+ * outlives the call that filled it.  `file` always holds the whole name: the
+ * loader refuses (CUDAG_ELIMIT) a file name of CUDAG_PATH_MAX bytes or more,
+ * which the system would not open either.  `message` may be cut at 1023
+ * bytes.  Print it as
  *     file:line:column: error: message
- * (cudag_error_format() does exactly that).
+ * (cudag_error_format() does exactly that).  The layout is part of the ABI
+ * (bindings mirror it): file[4096] since soversion 1, file[512] before.
  */
+#define CUDAG_PATH_MAX 4096     /* bytes in a file name, its NUL included */
+
 typedef struct cudag_error {
     int code;               /* a cudag_status */
     int severity;           /* a cudag_severity */
     int line;
-    int column;
+    int column;             /* in characters, see above */
     int count;              /* errors reported by the call that filled it */
     int cuda_result;        /* CUresult of a failed driver call, else 0 */
-    char file[512];
+    char file[CUDAG_PATH_MAX];  /* "" when the problem has no file */
     char message[1024];
 } cudag_error;
 
@@ -126,7 +136,8 @@ enum {
     CUDAG_STRICT = 1u << 1,     /* unsafe programmatic edges are errors, not warnings */
     CUDAG_WERROR = 1u << 2,     /* every warning counts as an error */
     CUDAG_NVTX = 1u << 3,       /* emit NVTX ranges around library stages */
-    CUDAG_NO_CHECK = 1u << 4    /* load only; the caller calls cudag_check() */
+    CUDAG_NO_CHECK = 1u << 4,   /* load only; the caller calls cudag_check() */
+    CUDAG_NO_CACHE = 1u << 5    /* compile source modules without the cache */
 };
 
 /*
@@ -236,9 +247,29 @@ CUDAG_API void cudag_graph_destroy(cudag_graph *g);
 CUDAG_API int cudag_add_var(cudag_graph *g, const char *name, int64_t value,
                             cudag_error *err);
 
-/* A kernel binary (fatbin, cubin or PTX); the path is used as given. */
+/* A kernel binary (fatbin, cubin or PTX); the path is used as given and the
+ * file is read by the driver at instantiation.  CUDA source goes through
+ * cudag_add_module_source(). */
 CUDAG_API int cudag_add_module(cudag_graph *g, const char *name,
                                const char *path, cudag_error *err);
+
+/*
+ * A module of CUDA C++ source held in memory, compiled with NVRTC when the
+ * graph is instantiated (for the exact device, through the compile cache;
+ * see docs/kernels-own.md).  `text` is NUL-terminated and copied; `options`
+ * is a NULL-terminated list of NVRTC options ("-DTILE=128", "-Iinclude",
+ * "-std=c++20"), may be NULL, and is copied.  Diagnostics name the file
+ * "<name>.cu".  The kernels the source declares are read at once, so
+ * cudag_add_kernel() can name any extern "C" or plain kernel of it without
+ * a signature, and cudag_check() checks the arguments against it.  Errors:
+ * CUDAG_EDUP, CUDAG_ETYPE (not text), CUDAG_ELIMIT (over 16 MiB),
+ * CUDAG_ENOMEM; the graph is then unchanged.  NVRTC is needed only at
+ * instantiation.
+ */
+CUDAG_API int cudag_add_module_source(cudag_graph *g, const char *name,
+                                      const char *text,
+                                      const char *const *options,
+                                      cudag_error *err);
 
 typedef struct cudag_param {
     const char *name;           /* may be NULL: "p0", "p1", … */
@@ -251,6 +282,31 @@ CUDAG_API int cudag_add_signature(cudag_graph *g, const char *name,
                                   const char *module, const char *symbol,
                                   const cudag_param *params, size_t nparams,
                                   int pdl, cudag_error *err);
+
+/* What cudag_add_signature_handle() is given. */
+typedef enum cudag_handle_kind {
+    CUDAG_HANDLE_FUNCTION = 1,  /* a CUfunction */
+    CUDAG_HANDLE_KERNEL = 2     /* a CUkernel (context-independent) */
+} cudag_handle_kind;
+
+/*
+ * A kernel signature whose code the program loaded itself: a CUfunction or
+ * CUkernel (passed as void*, so this header needs no cuda.h) from its own
+ * modules, PTX from CUDA.jl or Triton, and so on.  The handle is borrowed
+ * and must stay loaded while any exec of the graph lives; a CUfunction must
+ * belong to the context the graph is instantiated in.  Arguments are
+ * checked against params as for any signature; at instantiation the
+ * parameter sizes are confirmed with cuFuncGetParamInfo.  `pdl` says the
+ * code waits (griddepcontrol.wait) before reading upstream data.  Errors:
+ * CUDAG_EINVAL (a NULL handle or an unknown kind), those of
+ * cudag_add_signature().
+ */
+CUDAG_API int cudag_add_signature_handle(cudag_graph *g, const char *name,
+                                         void *handle,
+                                         cudag_handle_kind kind,
+                                         const cudag_param *params,
+                                         size_t nparams, int pdl,
+                                         cudag_error *err);
 
 typedef enum cudag_init_kind {
     CUDAG_INIT_NONE = 0,        /* contents undefined (poisoned by `cudag run`) */
@@ -483,11 +539,28 @@ typedef struct cudag_exec_options {
     int device;                 /* ordinal, used when context is NULL */
     void *context;              /* CUcontext, borrowed */
     void *stream;               /* CUstream, borrowed */
-    unsigned flags;             /* CUDAG_NO_PDL, CUDAG_STRICT, CUDAG_NVTX */
+    unsigned flags;             /* CUDAG_NO_PDL, CUDAG_STRICT, CUDAG_NVTX,
+                                   CUDAG_NO_CACHE */
     cudag_diag_fn diag;         /* warnings (downgraded edges, …) */
     void *diag_user;
     const char *const *include_dirs; /* unused here; reserved */
 } cudag_exec_options;
+
+/*
+ * Loads the CUDA driver and retains the primary context of device `device`
+ * (an ordinal), the context every exec made without one in its options
+ * uses, until a matching cudag_device_release.  Without it the context is
+ * created by the first such exec and destroyed with the last; a program
+ * that makes and destroys execs one after another keeps it alive this way,
+ * and one that measures can pay for the driver and context apart from its
+ * graphs.  Calls nest (the driver counts them).  Errors: CUDAG_ENODRIVER,
+ * CUDAG_EINVAL (no such device: the message gives the machine's count),
+ * CUDAG_ECUDA.
+ */
+CUDAG_API int cudag_device_retain(int device, cudag_error *err);
+
+/* Undoes one cudag_device_retain of `device`.  Same errors. */
+CUDAG_API int cudag_device_release(int device, cudag_error *err);
 
 /*
  * Loads the driver and the graph's modules, allocates and initialises its
@@ -585,6 +658,93 @@ typedef struct cudag_exec_stats {
 } cudag_exec_stats;
 
 CUDAG_API int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st);
+
+/*
+ * Removes every entry of the compile cache of source modules
+ * ($CUDAG_CACHE_DIR, else $XDG_CACHE_HOME/cudag, else ~/.cache/cudag) and
+ * nothing else in that directory; *removed (may be NULL) counts them.  A
+ * missing directory is an empty cache.  Errors: CUDAG_EIO naming the file,
+ * CUDAG_EINVAL when no directory can be named (no HOME).
+ */
+CUDAG_API int cudag_cache_clean(unsigned *removed, cudag_error *err);
+
+/* The name of the exec's device (cuDeviceGetName); lives as long as the
+ * exec.  "" for NULL. */
+CUDAG_API const char *cudag_exec_device_name(const cudag_exec *x);
+
+/* ------------------------------------------------------------------ */
+/* Other ways to replay the same work, to compare them                 */
+
+/*
+ * The same nodes, arguments and buffers as the instantiated graph, run on
+ * the exec's stream in one of these ways (what `cudag bench` compares):
+ *   STREAM       every node as one launch (cuLaunchKernelEx,
+ *                cuMemsetD*Async, cuMemcpyDtoDAsync) in topological order;
+ *   STREAM_PDL   the same, with programmatic stream serialization on each
+ *                kernel that a programmatic or launch-order edge (as built)
+ *                ends at;
+ *   GRAPH_FULL   a second CUDA graph of the nodes with every edge full;
+ *   GRAPH        the exec's own graph, as cudag_exec_launch runs it;
+ *   GRAPH_SERIAL a graph of the nodes as one chain in topological order (what
+ *                capturing the stream launches records): consecutive nodes
+ *                keep the kind of an edge written between them, other links
+ *                are full.
+ * The values are ABI: new ways are appended.
+ */
+typedef enum cudag_replay {
+    CUDAG_REPLAY_STREAM = 0,
+    CUDAG_REPLAY_STREAM_PDL = 1,
+    CUDAG_REPLAY_GRAPH_FULL = 2,
+    CUDAG_REPLAY_GRAPH = 3,
+    CUDAG_REPLAY_GRAPH_SERIAL = 4,
+    CUDAG_REPLAY_COUNT_
+} cudag_replay;
+
+/* "stream launches", "stream launches + PDL attribute", "graph, every edge
+ * full", "graph as declared", "graph, branches serialized"; NULL for a value
+ * that names no way.  Static. */
+CUDAG_API const char *cudag_replay_name(cudag_replay how);
+
+/*
+ * Makes what replaying `how` needs, so that the first replay or timing pays
+ * nothing: for GRAPH_FULL and GRAPH_SERIAL the CUDA graph, built and
+ * instantiated with an upload on the exec's stream; for STREAM_PDL the kinds
+ * the edges were built with.  The exec keeps it until it is destroyed or
+ * changed (cudag_exec_set_arg, cudag_exec_rebind_buffer, cudag_exec_set_var,
+ * cudag_exec_set_condition drop it; the next replay makes it again).  Doing
+ * it twice does nothing.
+ * Errors: CUDAG_EINVAL (NULL exec, bad `how`), CUDAG_ENOTSUP (a stream way
+ * for a graph with a node that runs only inside a graph, such as a
+ * conditional node; the message names it), CUDAG_ENOMEM, CUDAG_ECUDA naming the call and node; the exec is then
+ * as it was.
+ */
+CUDAG_API int cudag_exec_prepare(cudag_exec *x, cudag_replay how,
+                                 cudag_error *err);
+
+/*
+ * Runs the work `times` times on the exec's stream in the way `how` says,
+ * preparing it first if needed (cudag_exec_prepare), and returns without
+ * waiting; cudag_exec_sync waits.  CUDAG_REPLAY_GRAPH is cudag_exec_launch.
+ * A failed launch names the call and, for stream launches, the node.
+ */
+CUDAG_API int cudag_exec_replay(cudag_exec *x, cudag_replay how,
+                                unsigned times, cudag_error *err);
+
+/*
+ * Times replays of `how`: prepares it if needed, replays it `warmup` times
+ * and waits, then replays it `iters` times, each between two CUDA events
+ * (made on the first call, kept by the exec) and waited for, writing replay
+ * i's GPU time in milliseconds to ms[i] (ms holds iters floats, owned by
+ * the caller).  Inside the timed loop it makes only the driver calls of the
+ * replay itself and of the events: record, replay, record, synchronize,
+ * elapsed time.
+ * With CUDAG_NVTX in the exec's flags the timing is one NVTX range, "cudag
+ * GRAPH: time WAY".  Errors as for cudag_exec_replay, plus CUDAG_EINVAL for
+ * a NULL ms with iters > 0; ms is then partly written.
+ */
+CUDAG_API int cudag_exec_time(cudag_exec *x, cudag_replay how,
+                              unsigned warmup, unsigned iters, float *ms,
+                              cudag_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,9 @@
  * programmatic edges are safe, and adds nodes and edges to a CUgraph — the
  * sub-graphs' too (kind.h, "Sub-graphs"), each into the driver graph its
  * node made for it, in the tree's flat numbering (ir.h, topo.tree). */
+#include "compile.h"
 #include "kind.h"
+#include "modfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +26,9 @@ void cudag__code_free(const cudag__gpu *gpu, cudag__code *c)
     cudag__free(c->smem_set);
     cudag__free(c->binary_version);
     cudag__free(c->ptx_version);
+    cudag__free(c->symbols);
+    cudag__free(c->entries);
+    cudag__arena_free(&c->arena);
     memset(c, 0, sizeof *c);
 }
 
@@ -52,17 +57,113 @@ static int load_module(const cudag__gpu *gpu, const cudag_graph *g,
                           mod->name, mod->path);
 }
 
-/* Confirms parameter count and sizes against the signature: every declared
- * parameter exists with its size, and there is none after the last.  The
- * driver API has no parameter count, so the check asks for the parameter
- * after the last and expects CUDA_ERROR_INVALID_VALUE; compute-sanitizer
- * reports that expected failure as an API error (once per kernel). */
+/* Compiles CUDA source module m for the device (through the cache), loads
+ * the cubin with cuLibraryLoadData, and learns each used signature's
+ * symbol (lowered by NVRTC where the signature names an expression) and
+ * entry point (parameters, waits) from the PTX.  used[s] marks the
+ * signatures some node launches.  Compile errors go to d. */
+static int load_source(const cudag__gpu *gpu, const cudag_graph *g,
+                       cudag__code *c, uint32_t m, const bool *used,
+                       unsigned flags, cudag__diag *d, cudag_error *err)
+{
+    const cudag__module *mod = &g->modules[m];
+    cudag__pos pos = mod->path_pos.line ? mod->path_pos : mod->pos;
+    /* The names NVRTC lowers: what the front end marked, and a declared
+     * symbol that is a template instance (cudag_add_signature's "axpy<float>"). */
+#define EXPR_OF(sig) ((sig)->expr ? (sig)->expr                               \
+                      : strchr((sig)->symbol, '<') ? (sig)->symbol : NULL)
+    uint32_t nexpr = 0;
+    for (uint32_t s = 0; s < g->nsigs; s++)
+        nexpr += used[s] && g->sigs[s].module == m && EXPR_OF(&g->sigs[s]);
+    const char **exprs = cudag__calloc(nexpr + 1, sizeof *exprs);
+    uint32_t *which = cudag__calloc(nexpr + 1, sizeof *which);
+    if (!exprs || !which) {
+        cudag__free(exprs);
+        cudag__free(which);
+        return cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    }
+    nexpr = 0;
+    for (uint32_t s = 0; s < g->nsigs; s++)
+        if (used[s] && g->sigs[s].module == m && EXPR_OF(&g->sigs[s])) {
+            which[nexpr] = s;
+            exprs[nexpr++] = EXPR_OF(&g->sigs[s]);
+        }
+#undef EXPR_OF
+    cudag__compile_req q;
+    memset(&q, 0, sizeof q);
+    q.module = mod->name;
+    q.pos = pos;
+    q.path = mod->path;
+    q.text = mod->text;
+    q.len = mod->len;
+    q.dir = mod->dir;
+    q.options = mod->options;
+    q.std = mod->std;
+    q.exprs = exprs;
+    q.nexprs = nexpr;
+    q.cc_major = gpu->cc_major;
+    q.cc_minor = gpu->cc_minor;
+    q.no_cache = (flags & CUDAG_NO_CACHE) != 0;
+    q.cache_warned = &c->cache_warned;
+    cudag__compiled cc;
+    int rc = cudag__compile(&q, &cc, d);
+    if (rc != CUDAG_OK) {
+        cudag__free(exprs);
+        cudag__free(which);
+        return rc;
+    }
+    c->compiled += !cc.cached;
+    c->cached += cc.cached;
+    CUresult r = gpu->drv->cuLibraryLoadData(&c->libs[m], cc.cubin, NULL,
+                                             NULL, 0, NULL, NULL, 0);
+    if (r != CUDA_SUCCESS) {
+        c->libs[m] = NULL;
+        rc = cudag__cu_fail(err, gpu->drv, r, pos,
+                            "cuLibraryLoadData: cannot load module '%s' (%s) "
+                            "compiled for sm_%d%d",
+                            mod->name, mod->path, gpu->cc_major,
+                            gpu->cc_minor);
+    }
+    cudag__code_info *info = cudag__arena_alloc(&c->arena, sizeof *info);
+    if (rc == CUDAG_OK &&
+        (!info || cudag__code_read(&c->arena, cc.ptx, cc.ptx_len, info, err) !=
+                      CUDAG_OK))
+        rc = cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    for (uint32_t i = 0; rc == CUDAG_OK && i < nexpr; i++)
+        if (!(c->symbols[which[i]] =
+                  cudag__arena_strdup(&c->arena, cc.lowered[i])))
+            rc = cudag__fail_at(err, CUDAG_ENOMEM, pos, "out of memory");
+    for (uint32_t s = 0; rc == CUDAG_OK && s < g->nsigs; s++)
+        if (used[s] && g->sigs[s].module == m)
+            c->entries[s] = cudag__code_find(
+                info, c->symbols[s] ? c->symbols[s] : g->sigs[s].symbol);
+    cudag__compiled_free(&cc);
+    cudag__free(exprs);
+    cudag__free(which);
+    return rc;
+}
+
+/* Confirms the parameters against the signature with cuFuncGetParamInfo.
+ * The count comes from the code itself where the CPU could read it (the PTX
+ * .entry list, the cubin's parameter records): then only existing
+ * parameters are asked for.  Otherwise (a compressed fatbin, a program's
+ * handle) the parameter after the last is asked for and must not exist;
+ * compute-sanitizer reports that expected failure as an API error. */
 static int check_params(const cudag__gpu *gpu, const cudag_graph *g,
-                        uint32_t s, CUfunction f, cudag__pos pos,
-                        cudag_error *err)
+                        const cudag__code *c, uint32_t s, CUfunction f,
+                        cudag__pos pos, cudag_error *err)
 {
     const cudag__sig *sig = &g->sigs[s];
+    const cudag__code_entry *e = c->entries[s];
+    const char *sym = c->symbols[s] ? c->symbols[s] : sig->symbol;
     const cudag__drv *d = gpu->drv;
+    bool counted = e && e->nparams != CUDAG__CODE_UNKNOWN;
+    if (counted && e->nparams != sig->nparams)
+        return cudag__fail_at(err, CUDAG_EARGS, pos,
+                              "kernel '%s': the loaded code of '%s' takes %u "
+                              "parameter%s, the signature declares %u",
+                              sig->name, sym, e->nparams,
+                              e->nparams == 1 ? "" : "s", sig->nparams);
     for (uint32_t i = 0; i < sig->nparams; i++) {
         size_t off = 0, size = 0;
         CUresult r = d->cuFuncGetParamInfo(f, i, &off, &size);
@@ -70,11 +171,11 @@ static int check_params(const cudag__gpu *gpu, const cudag_graph *g,
             return cudag__fail_at(err, CUDAG_EARGS, pos,
                                   "kernel '%s': the loaded code of '%s' takes "
                                   "%u parameter%s, the signature declares %u",
-                                  sig->name, sig->symbol, i, i == 1 ? "" : "s",
+                                  sig->name, sym, i, i == 1 ? "" : "s",
                                   sig->nparams);
         if (r != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, pos,
-                                  "cuFuncGetParamInfo(%s, %u)", sig->symbol, i);
+                                  "cuFuncGetParamInfo(%s, %u)", sym, i);
         size_t want = cudag_type_size(sig->types[i]);
         if (size != want)
             return cudag__fail_at(err, CUDAG_EARGS, pos,
@@ -85,12 +186,54 @@ static int check_params(const cudag__gpu *gpu, const cudag_graph *g,
                                   cudag_type_name(sig->types[i]), want);
     }
     size_t off = 0, size = 0;
-    if (d->cuFuncGetParamInfo(f, sig->nparams, &off, &size) == CUDA_SUCCESS)
+    if (!counted &&
+        d->cuFuncGetParamInfo(f, sig->nparams, &off, &size) == CUDA_SUCCESS)
         return cudag__fail_at(err, CUDAG_EARGS, pos,
                               "kernel '%s': the loaded code of '%s' takes more "
                               "than the %u parameter%s its signature declares",
-                              sig->name, sig->symbol, sig->nparams,
+                              sig->name, sym, sig->nparams,
                               sig->nparams == 1 ? "" : "s");
+    return CUDAG_OK;
+}
+
+/* The CUfunction of signature s: its module's symbol, or the program's own
+ * handle. */
+static int find_function(const cudag__gpu *gpu, const cudag_graph *g,
+                         const cudag__code *c, uint32_t s, cudag__pos pos,
+                         CUfunction *f, cudag_error *err)
+{
+    const cudag__sig *sig = &g->sigs[s];
+    const cudag__drv *d = gpu->drv;
+    CUkernel k = NULL;
+    CUresult r;
+    if (sig->handle_kind == CUDAG__HANDLE_FUNCTION) {
+        *f = sig->handle;
+        return CUDAG_OK;
+    }
+    if (sig->handle_kind == CUDAG__HANDLE_KERNEL) {
+        k = sig->handle;
+    } else {
+        const cudag__module *mod = &g->modules[sig->module];
+        const char *sym = c->symbols[s] ? c->symbols[s] : sig->symbol;
+        r = d->cuLibraryGetKernel(&k, c->libs[sig->module], sym);
+        if (r == CUDA_ERROR_NOT_FOUND) {
+            cudag__fail_at(err, CUDAG_EUNKNOWN, pos,
+                           "kernel '%s': no symbol '%s' in module '%s' (%s)",
+                           sig->name, sym, mod->name, mod->path);
+            if (err)
+                err->cuda_result = (int)r;
+            return CUDAG_EUNKNOWN;
+        }
+        if (r != CUDA_SUCCESS)
+            return cudag__cu_fail(err, d, r, pos,
+                                  "cuLibraryGetKernel: kernel '%s' (symbol "
+                                  "'%s' in module '%s')",
+                                  sig->name, sym, mod->name);
+    }
+    r = d->cuKernelGetFunction(f, k);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, pos,
+                              "cuKernelGetFunction: kernel '%s'", sig->name);
     return CUDAG_OK;
 }
 
@@ -99,29 +242,11 @@ static int load_function(const cudag__gpu *gpu, const cudag_graph *g,
                          cudag_error *err)
 {
     const cudag__sig *sig = &g->sigs[s];
-    const cudag__module *mod = &g->modules[sig->module];
     const cudag__drv *d = gpu->drv;
-    CUkernel k = NULL;
-    CUresult r = d->cuLibraryGetKernel(&k, c->libs[sig->module], sig->symbol);
-    if (r == CUDA_ERROR_NOT_FOUND) {
-        cudag__fail_at(err, CUDAG_EUNKNOWN, pos,
-                       "kernel '%s': no symbol '%s' in module '%s' (%s)",
-                       sig->name, sig->symbol, mod->name, mod->path);
-        if (err)
-            err->cuda_result = (int)r;
-        return CUDAG_EUNKNOWN;
-    }
-    if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, pos,
-                              "cuLibraryGetKernel: kernel '%s' (symbol '%s' in "
-                              "module '%s')",
-                              sig->name, sig->symbol, mod->name);
     CUfunction f = NULL;
-    r = d->cuKernelGetFunction(&f, k);
-    if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, pos,
-                              "cuKernelGetFunction: kernel '%s'", sig->name);
-    int rc = check_params(gpu, g, s, f, pos, err);
+    int rc = find_function(gpu, g, c, s, pos, &f, err);
+    if (rc == CUDAG_OK)
+        rc = check_params(gpu, g, c, s, f, pos, err);
     if (rc != CUDAG_OK)
         return rc;
     static const struct {
@@ -137,7 +262,7 @@ static int load_function(const cudag__gpu *gpu, const cudag_graph *g,
     int *dst[] = {&c->static_smem[s], &c->smem_set[s], &c->binary_version[s],
                   &c->ptx_version[s]};
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
-        r = d->cuFuncGetAttribute(dst[i], attrs[i].a, f);
+        CUresult r = d->cuFuncGetAttribute(dst[i], attrs[i].a, f);
         if (r != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, pos,
                                   "cuFuncGetAttribute(%s): kernel '%s'",
@@ -160,7 +285,8 @@ static uint32_t node_code(const cudag__node *n, cudag__pos *pos)
 }
 
 int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
-                     cudag__code *c, cudag_error *err)
+                     unsigned flags, cudag__diag *d, cudag__code *c,
+                     cudag_error *err)
 {
     memset(c, 0, sizeof *c);
     c->nmodules = g->nmodules;
@@ -171,10 +297,14 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
     c->smem_set = cudag__calloc(g->nsigs, sizeof(int));
     c->binary_version = cudag__calloc(g->nsigs, sizeof(int));
     c->ptx_version = cudag__calloc(g->nsigs, sizeof(int));
+    c->symbols = cudag__calloc(g->nsigs, sizeof *c->symbols);
+    c->entries = cudag__calloc(g->nsigs, sizeof *c->entries);
     uint32_t *first = cudag__malloc((g->nsigs + 1) * sizeof *first);
+    bool *used = cudag__calloc(g->nsigs + 1, sizeof *used);
     int rc = CUDAG_OK;
     if (!c->libs || !c->funcs || !c->static_smem || !c->smem_set ||
-        !c->binary_version || !c->ptx_version || !first) {
+        !c->binary_version || !c->ptx_version || !c->symbols ||
+        !c->entries || !first || !used) {
         rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
                             "out of memory loading kernels");
         goto fail;
@@ -186,8 +316,10 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
     uint32_t total = cudag__tree_nnodes(g);
     for (uint32_t n = 0; n < total; n++) {
         uint32_t s = node_code(cudag__tree_node(g, n), NULL);
-        if (s < g->nsigs && first[s] == CUDAG__NONE)
+        if (s < g->nsigs && first[s] == CUDAG__NONE) {
             first[s] = n;
+            used[s] = true;
+        }
     }
     for (uint32_t s = 0; s < g->nsigs; s++) {
         if (first[s] == CUDAG__NONE)
@@ -199,21 +331,33 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
         if (!pos.line)
             pos = g->sigs[s].pos;
         uint32_t m = g->sigs[s].module;
-        if (m >= g->nmodules) {
+        if (m >= g->nmodules && !g->sigs[s].handle) {
             rc = cudag__fail_at(err, CUDAG_EUNKNOWN, pos,
                                 "kernel '%s' has no module", g->sigs[s].name);
             goto fail;
         }
-        if (!c->libs[m] &&
-            (rc = load_module(gpu, g, c, m, pos, err)) != CUDAG_OK)
-            goto fail;
+        if (m < g->nmodules && !c->libs[m]) {
+            const cudag__module *mod = &g->modules[m];
+            if (mod->kind == CUDAG__CODE_SOURCE)
+                rc = load_source(gpu, g, c, m, used, flags, d, err);
+            else
+                rc = load_module(gpu, g, c, m, pos, err);
+            if (rc != CUDAG_OK)
+                goto fail;
+        }
+        /* A module file read on the CPU lists its entry points. */
+        if (m < g->nmodules && !c->entries[s] && g->modules[m].code)
+            c->entries[s] = cudag__code_find(g->modules[m].code,
+                                             g->sigs[s].symbol);
         if ((rc = load_function(gpu, g, c, s, pos, err)) != CUDAG_OK)
             goto fail;
     }
     cudag__free(first);
+    cudag__free(used);
     return CUDAG_OK;
 fail:
     cudag__free(first);
+    cudag__free(used);
     cudag__code_free(gpu, c);
     return rc;
 }

@@ -33,17 +33,32 @@ typedef struct cudag__code {
     int *smem_set;              /* per signature: dynamic limit raised to */
     int *binary_version;        /* per signature: CU_FUNC_ATTRIBUTE_… ×10+minor */
     int *ptx_version;           /* per signature: 0 for SASS-only code */
+    /* Per signature: the symbol NVRTC lowered its expression to (NULL: the
+     * signature's symbol), and its entry point as the CPU read it from the
+     * code (parameters, waits; NULL when unknown).  Both point into arena. */
+    const char **symbols;
+    const struct cudag__code_entry **entries;
+    cudag__arena arena;
+    unsigned compiled, cached;  /* source modules compiled / read from the
+                                   compile cache */
+    bool cache_warned;          /* an unwritable cache was reported */
 } cudag__code;
 
 /*
- * Loads every module that a kernel node needs (cuLibraryLoadFromFile), looks
- * up each used signature's symbol, checks its parameter count and sizes with
- * cuFuncGetParamInfo, and records its attributes.  Errors carry the position
- * of the first node that uses the kernel (else the signature's or module's).
- * On error everything loaded so far is released and *c is zeroed.
+ * Loads every module that a kernel node needs: a fatbin, cubin or PTX file
+ * with cuLibraryLoadFromFile; a CUDA source compiled for the device with
+ * NVRTC through the compile cache (CUDAG_NO_CACHE in flags: without it) and
+ * loaded with cuLibraryLoadData.  Then looks up each used signature's
+ * symbol (or takes the program's handle), checks its parameters with
+ * cuFuncGetParamInfo (the count from the code where the CPU can read it),
+ * and records its attributes.  Compile errors and warnings go to d (whose
+ * first error is err's); other errors carry the position of the first node
+ * that uses the kernel (else the signature's or module's).  On error
+ * everything loaded so far is released and *c is zeroed.
  */
 int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
-                     cudag__code *c, cudag_error *err);
+                     unsigned flags, cudag__diag *d, cudag__code *c,
+                     cudag_error *err);
 
 /* Unloads and frees; accepts a zeroed or partly loaded *c; leaves it zeroed. */
 void cudag__code_free(const cudag__gpu *gpu, cudag__code *c);

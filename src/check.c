@@ -42,7 +42,7 @@ static void check_sigs(cudag__checker *c)
     cudag_graph *g = c->g;
     for (uint32_t i = 0; i < g->nsigs && !cudag__check_full(c); i++) {
         const cudag__sig *s = &g->sigs[i];
-        if (s->module >= g->nmodules)
+        if (s->module >= g->nmodules && !s->handle)
             cudag__check_fail(c, CUDAG_EUNKNOWN, s->pos,
                               "kernel '%s' has no module", s->name);
         for (uint32_t p = 0; p < s->nparams; p++)
@@ -240,6 +240,28 @@ static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
                       cudag_edge_kind_name(e->kind), f->name, t->name, which);
 }
 
+/* A programmatic or launch-order edge into a kernel that will not wait is a
+ * race the GPU build would refuse (downgrading the edge): said here, at the
+ * edge, before any GPU.  Not under CUDAG_NO_PDL, which builds it full. */
+static void check_pdl_wait(cudag__checker *c, const cudag__edge *e,
+                           const cudag__node *f, const cudag__node *t)
+{
+    const cudag__kind_ops *fk = cudag__kind(f->kind),
+                          *tk = cudag__kind(t->kind);
+    if (!fk || !tk || !fk->pdl_end || !tk->pdl_end || !tk->pdl_check ||
+        (c->d->flags & CUDAG_NO_PDL))
+        return;
+    char why[600];
+    why[0] = '\0';
+    tk->pdl_check(c->g, t, why, sizeof why);
+    if (why[0])
+        cudag__check_warn(c, CUDAG_EPDL, cudag__pick(e->pos, t->pos),
+                          "%s edge '%s' -> '%s' will be built as a full edge: "
+                          "%s",
+                          cudag_edge_kind_name(e->kind), f->name, t->name,
+                          why);
+}
+
 static void report_edges(cudag__checker *c, const uint32_t *dup)
 {
     const cudag_graph *g = c->g;
@@ -265,8 +287,10 @@ static void report_edges(cudag__checker *c, const uint32_t *dup)
                               "node '%s' depends on itself", f->name);
             continue;
         }
-        if (e->kind != CUDAG_EDGE_FULL)
+        if (e->kind != CUDAG_EDGE_FULL) {
             check_pdl_ends(c, e, f, t);
+            check_pdl_wait(c, e, f, t);
+        }
         if (dup[i] != CUDAG__NONE) {
             const cudag__edge *e0 = &g->edges[dup[i]];
             if (e0->kind == e->kind)

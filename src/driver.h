@@ -50,6 +50,7 @@
     X(cuMemsetD32Async, 3020)                                                  \
     X(cuMemcpyDtoDAsync, 3020)                                                 \
     X(cuLibraryLoadFromFile, 12000)                                            \
+    X(cuLibraryLoadData, 12000)                                                \
     X(cuLibraryUnload, 12000)                                                  \
     X(cuLibraryGetKernel, 12000)                                               \
     X(cuKernelGetFunction, 12000)                                              \

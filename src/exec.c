@@ -20,7 +20,7 @@
 #pragma GCC diagnostic pop
 /* Ranges are named "cudag GRAPH: STAGE", so a profile of a program that
  * runs several graphs tells them apart. */
-static void nvtx_push(unsigned flags, const char *graph, const char *stage)
+void cudag__nvtx_push(unsigned flags, const char *graph, const char *stage)
 {
     if (!(flags & CUDAG_NVTX))
         return;
@@ -28,16 +28,22 @@ static void nvtx_push(unsigned flags, const char *graph, const char *stage)
     snprintf(name, sizeof name, "cudag %s: %s", graph, stage);
     nvtxRangePushA(name);
 }
-#define NVTX_PUSH(flags, graph, stage) nvtx_push((flags), (graph), (stage))
-#define NVTX_POP(flags)                                                        \
-    do {                                                                       \
-        if ((flags) & CUDAG_NVTX)                                              \
-            nvtxRangePop();                                                    \
-    } while (0)
+
+void cudag__nvtx_pop(unsigned flags)
+{
+    if (flags & CUDAG_NVTX)
+        nvtxRangePop();
+}
 #else
-#define NVTX_PUSH(flags, graph, stage) ((void)(flags), (void)(graph))
-#define NVTX_POP(flags) ((void)(flags))
+void cudag__nvtx_push(unsigned flags, const char *graph, const char *stage)
+{
+    (void)flags, (void)graph, (void)stage;
+}
+
+void cudag__nvtx_pop(unsigned flags) { (void)flags; }
 #endif
+#define NVTX_PUSH(flags, graph, stage) cudag__nvtx_push((flags), (graph), (stage))
+#define NVTX_POP(flags) cudag__nvtx_pop(flags)
 
 /* ---- context ------------------------------------------------------------ */
 
@@ -58,8 +64,25 @@ void cudag__exec_leave(const cudag_exec *x)
     (void)x->gpu.drv->cuCtxPopCurrent(&c);
 }
 
-/* Checks an exec handle and enters its context. */
-static int enter(const cudag_exec *x, const char *fn, cudag_error *err)
+static void drop_variant(cudag_exec *x, cudag__variant *v)
+{
+    if (v->gexec)
+        (void)x->gpu.drv->cuGraphExecDestroy(v->gexec);
+    v->gexec = NULL;
+    cudag__built_free(&x->gpu, &v->built);
+}
+
+void cudag__exec_drop_replays(cudag_exec *x)
+{
+    drop_variant(x, &x->full);
+    drop_variant(x, &x->serial);
+    cudag__free(x->kinds);
+    cudag__free(x->pdl_in);
+    x->kinds = NULL;
+    x->pdl_in = NULL;
+}
+
+int cudag__exec_begin(const cudag_exec *x, const char *fn, cudag_error *err)
 {
     cudag__error_clear(err);
     if (!x)
@@ -184,6 +207,64 @@ static int init_buffer(cudag_exec *x, uint32_t bi, void **stage,
 
 /* ---- instantiation stages ---------------------------------------------------- */
 
+/* The CUdevice of ordinal `device`, refused with the machine's count when
+ * there is none. */
+static int find_device(const cudag__drv *d, int device, CUdevice *dev,
+                       cudag_error *err)
+{
+    int count = 0;
+    CUresult r;
+    if ((r = d->cuDeviceGetCount(&count)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetCount");
+    if (device < 0 || device >= count)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "there is no CUDA device %d (this machine "
+                              "has %d)",
+                              device, count);
+    if ((r = d->cuDeviceGet(dev, device)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGet(%d)",
+                              device);
+    return CUDAG_OK;
+}
+
+/* The driver and device `device` for cudag_device_retain / _release. */
+static int device_of(int device, const cudag__drv **d, CUdevice *dev,
+                     cudag_error *err)
+{
+    cudag__error_clear(err);
+    int rc = cudag__driver(d, err);
+    return rc == CUDAG_OK ? find_device(*d, device, dev, err) : rc;
+}
+
+int cudag_device_retain(int device, cudag_error *err)
+{
+    const cudag__drv *d;
+    CUdevice dev;
+    int rc = device_of(device, &d, &dev, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUcontext ctx;
+    CUresult r = d->cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                              "cuDevicePrimaryCtxRetain(device %d)", device);
+    return CUDAG_OK;
+}
+
+int cudag_device_release(int device, cudag_error *err)
+{
+    const cudag__drv *d;
+    CUdevice dev;
+    int rc = device_of(device, &d, &dev, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUresult r = d->cuDevicePrimaryCtxRelease(dev);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                              "cuDevicePrimaryCtxRelease(device %d)", device);
+    return CUDAG_OK;
+}
+
 /* Opens the device, context and stream.  *pushed tells whether the
  * context was made current (and must be popped), whatever the result. */
 static int open_device(cudag_exec *x, const cudag_exec_options *o,
@@ -205,17 +286,9 @@ static int open_device(cudag_exec *x, const cudag_exec_options *o,
         if ((r = d->cuCtxGetDevice(&x->gpu.dev)) != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuCtxGetDevice");
     } else {
-        int count = 0;
-        if ((r = d->cuDeviceGetCount(&count)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetCount");
-        if (o->device < 0 || o->device >= count)
-            return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                                  "there is no CUDA device %d (this machine "
-                                  "has %d)",
-                                  o->device, count);
-        if ((r = d->cuDeviceGet(&x->gpu.dev, o->device)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGet(%d)",
-                                  o->device);
+        int rc = find_device(d, o->device, &x->gpu.dev, err);
+        if (rc != CUDAG_OK)
+            return rc;
         CUcontext ctx = NULL;
         if ((r = d->cuDevicePrimaryCtxRetain(&ctx, x->gpu.dev)) != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
@@ -477,7 +550,19 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     x->stats.driver_ns = t1 - t0;
     if (rc == CUDAG_OK) {
         NVTX_PUSH(o.flags, g->name, "load modules");
-        rc = cudag__code_load(&x->gpu, g, &x->code, err);
+        /* Compile errors (many, with notes) and warnings go through a
+         * diagnostic sink whose first error is err. */
+        cudag_options co;
+        memset(&co, 0, sizeof co);
+        co.size = sizeof co;
+        co.diag = x->diag;
+        co.diag_user = x->diag_user;
+        co.flags = x->flags & CUDAG_WERROR;
+        cudag__diag dg;
+        cudag__diag_init(&dg, &co, err);
+        rc = cudag__code_load(&x->gpu, g, x->flags, &dg, &x->code, err);
+        if (dg.nerr)
+            cudag__diag_finish(&dg);    /* err->count */
         NVTX_POP(o.flags);
     }
     uint64_t t2 = cudag__now_ns();
@@ -525,6 +610,10 @@ void cudag_exec_destroy(cudag_exec *x)
         bool pushed = d->cuCtxPushCurrent(x->gpu.ctx) == CUDA_SUCCESS;
         if (x->gpu.stream)
             (void)d->cuStreamSynchronize(x->gpu.stream);
+        cudag__exec_drop_replays(x);
+        for (int i = 0; i < 2; i++)
+            if (x->timing[i])
+                (void)d->cuEventDestroy(x->timing[i]);
         if (x->gexec)
             (void)d->cuGraphExecDestroy(x->gexec);
         cudag__built_free(&x->gpu, &x->built);
@@ -539,6 +628,8 @@ void cudag_exec_destroy(cudag_exec *x)
         if (x->own_ctx)
             (void)d->cuDevicePrimaryCtxRelease(x->gpu.dev);
     }
+    cudag__free(x->kinds);      /* set only with a context: never both */
+    cudag__free(x->pdl_in);
     cudag__launch_free(&x->launch);
     cudag__free(x->bufs);
     cudag__free(x->alloc);
@@ -551,7 +642,7 @@ void cudag_exec_destroy(cudag_exec *x)
 
 int cudag_exec_launch(cudag_exec *x, unsigned times, cudag_error *err)
 {
-    int rc = enter(x, "cudag_exec_launch", err);
+    int rc = cudag__exec_begin(x, "cudag_exec_launch", err);
     if (rc != CUDAG_OK)
         return rc;
     NVTX_PUSH(x->flags, x->g->name, "launch");
@@ -571,7 +662,7 @@ int cudag_exec_launch(cudag_exec *x, unsigned times, cudag_error *err)
 
 int cudag_exec_sync(cudag_exec *x, cudag_error *err)
 {
-    int rc = enter(x, "cudag_exec_sync", err);
+    int rc = cudag__exec_begin(x, "cudag_exec_sync", err);
     if (rc != CUDAG_OK)
         return rc;
     CUresult r = x->gpu.drv->cuStreamSynchronize(x->gpu.stream);
@@ -614,7 +705,7 @@ static int copy(cudag_exec *x, const char *buffer, void *host, size_t bytes,
                 bool to_device, cudag_error *err)
 {
     const char *fn = to_device ? "cudag_exec_write" : "cudag_exec_read";
-    int rc = enter(x, fn, err);
+    int rc = cudag__exec_begin(x, fn, err);
     if (rc != CUDAG_OK)
         return rc;
     uint32_t b = cudag__need_buffer(x->g, buffer, fn, &rc, err);
@@ -662,6 +753,11 @@ int cudag_exec_write(cudag_exec *x, const char *buffer, const void *host,
     return copy(x, buffer, (void *)(uintptr_t)host, bytes, true, err);
 }
 
+const char *cudag_exec_device_name(const cudag_exec *x)
+{
+    return x ? x->gpu.name : "";
+}
+
 int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st)
 {
     if (!x || !st)
@@ -675,7 +771,7 @@ int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st)
 int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,
                        const cudag_arg *arg, cudag_error *err)
 {
-    int rc = enter(x, "cudag_exec_set_arg", err);
+    int rc = cudag__exec_begin(x, "cudag_exec_set_arg", err);
     if (rc != CUDAG_OK)
         return rc;
     const cudag_graph *g = x->g;
@@ -698,6 +794,7 @@ int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,
         goto out;
     }
     rc = k->set_arg(x, n, index, arg, err);
+    cudag__exec_drop_replays(x);
 out:
     cudag__exec_leave(x);
     return rc;
@@ -714,7 +811,7 @@ static int repoint(cudag_exec *x, uint32_t n, uint32_t b, cudag_error *err)
 int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
                              uint64_t devptr, cudag_error *err)
 {
-    int rc = enter(x, "cudag_exec_rebind_buffer", err);
+    int rc = cudag__exec_begin(x, "cudag_exec_rebind_buffer", err);
     if (rc != CUDAG_OK)
         return rc;
     uint32_t b =
@@ -738,6 +835,7 @@ int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
         for (uint32_t m = 0; m <= n && m < total; m++)
             (void)repoint(x, m, b, NULL);
     }
+    cudag__exec_drop_replays(x);
 out:
     cudag__exec_leave(x);
     return rc;
@@ -883,7 +981,7 @@ static int update_exec(cudag_exec *x, const cudag_graph *ng,
 int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
                        cudag_error *err)
 {
-    int rc = enter(x, "cudag_exec_set_var", err);
+    int rc = cudag__exec_begin(x, "cudag_exec_set_var", err);
     if (rc != CUDAG_OK)
         return rc;
     char setting[300];
@@ -905,6 +1003,7 @@ int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
         x->owned = ng;
         x->g = ng;
         x->stats.downgraded_edges = downgraded;
+        cudag__exec_drop_replays(x);
     } else {
         cudag_graph_destroy(ng);
     }
@@ -915,7 +1014,7 @@ int cudag_exec_set_var(cudag_exec *x, const char *name, int64_t value,
 int cudag_exec_set_condition(cudag_exec *x, const char *name, int64_t value,
                              cudag_error *err)
 {
-    int rc = enter(x, "cudag_exec_set_condition", err);
+    int rc = cudag__exec_begin(x, "cudag_exec_set_condition", err);
     if (rc != CUDAG_OK)
         return rc;
     uint32_t c = name ? cudag__find_cond(x->g, name) : CUDAG__NONE;
@@ -942,6 +1041,8 @@ int cudag_exec_set_condition(cudag_exec *x, const char *name, int64_t value,
         if (rc == CUDAG_OK) {
             cudag__launch_free(&x->launch);
             x->launch = nl;
+            /* The variant graphs were built with the old start. */
+            cudag__exec_drop_replays(x);
         } else {
             x->starts[c] = old;
         }

@@ -1,10 +1,16 @@
 /* exec.h — what an instantiated graph (cudag_exec) holds.  Private to the
- * library, its tests and the cudag tool, which time replays with events in
- * the exec's context and read back the instantiated CUgraph. */
+ * library and its tests, which read back the instantiated CUgraph. */
 #ifndef CUDAG_EXEC_H
 #define CUDAG_EXEC_H
 
 #include "build.h"
+
+/* One of the other CUDA graphs of an exec's nodes (replay.c): the CUgraph
+ * built and its instantiation, both NULL until first asked for. */
+typedef struct cudag__variant {
+    cudag__built built;
+    CUgraphExec gexec;
+} cudag__variant;
 
 struct cudag_exec {
     const cudag_graph *orig;    /* the caller's graph, borrowed */
@@ -27,12 +33,32 @@ struct cudag_exec {
                                  * handles address the exec's nodes */
     CUgraphExec gexec;
     cudag_exec_stats stats;
+    /* For the other ways to replay (cudag_replay, replay.c): made on first
+     * use, dropped by cudag__exec_drop_replays when the exec changes. */
+    uint8_t *kinds;             /* per edge: its kind as built; or NULL */
+    bool *pdl_in;               /* per node: a programmatic edge ends here */
+    cudag__variant full, serial;    /* CUDAG_REPLAY_GRAPH_FULL, _SERIAL */
+    CUevent timing[2];          /* cudag_exec_time's, made on first use */
 };
 
 /* Makes the exec's context current on this thread (push) / undoes it.
  * cudag__exec_enter fails with the driver's error. */
 int cudag__exec_enter(const cudag_exec *x, cudag_error *err);
 void cudag__exec_leave(const cudag_exec *x);
+
+/* For public function fn: clears *err, refuses a NULL exec (CUDAG_EINVAL,
+ * naming fn), and enters its context (cudag__exec_leave undoes it). */
+int cudag__exec_begin(const cudag_exec *x, const char *fn, cudag_error *err);
+
+/* With CUDAG_NVTX in flags, opens / closes an NVTX range named
+ * "cudag GRAPH: STAGE"; otherwise (or built without NVTX) nothing. */
+void cudag__nvtx_push(unsigned flags, const char *graph, const char *stage);
+void cudag__nvtx_pop(unsigned flags);
+
+/* Releases what the other ways to replay made (the next replay that needs
+ * it makes it again, from the exec as it is then).  The exec's context is
+ * current.  Called by every change to the exec, and by its destruction. */
+void cudag__exec_drop_replays(cudag_exec *x);
 
 /* Fills n elements of buffer b's declared initial contents, starting at
  * element `first`, into host memory `out` (n × element size bytes).  Used

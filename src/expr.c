@@ -26,7 +26,7 @@ typedef struct ep {
 static cudag__pos at(const ep *p, size_t off)
 {
     cudag__pos pos = p->pos;
-    pos.col += (uint32_t)off;
+    pos.col += cudag__columns(p->s, off);
     return pos;
 }
 
@@ -283,7 +283,8 @@ static int parse_primary(ep *p, int64_t *out)
             return unknown_name(p, start, name);
         return CUDAG_OK;
     }
-    return fail(p, start, CUDAG_EEXPR, "unexpected '%c' in expression", c);
+    return fail(p, start, CUDAG_EEXPR, "unexpected '%.*s' in expression",
+                cudag__char_bytes(p->s + start, p->len - start), p->s + start);
 }
 
 static int parse_unary(ep *p, int64_t *out)
@@ -390,8 +391,8 @@ int cudag__expr_eval(const char *s, size_t len, cudag__pos pos,
     if (p.i < len) {
         if (s[p.i] == ')')
             return fail(&p, p.i, CUDAG_EEXPR, "unbalanced ')'");
-        return fail(&p, p.i, CUDAG_EEXPR, "unexpected '%c' in expression",
-                    s[p.i]);
+        return fail(&p, p.i, CUDAG_EEXPR, "unexpected '%.*s' in expression",
+                    cudag__char_bytes(s + p.i, len - p.i), s + p.i);
     }
     *out = v;
     return CUDAG_OK;

@@ -31,6 +31,28 @@ static const char *type_word(cudag__doc_type t)
                                   : "a mapping";
 }
 
+int cudag__lerr_error(cudag__lower *lw, const cudag_error *e,
+                      cudag__pos fallback)
+{
+    cudag__pos pos = fallback;
+    if (e->line > 0) {
+        /* The position must outlive the report: a module's path when it is
+         * one (the same pointer each time, so that the report of a mistake
+         * repeated in every copy of a group is made once), else a copy in
+         * the graph's arena (a header). */
+        const char *file = NULL;
+        for (uint32_t m = 0; m < lw->g->nmodules && !file; m++)
+            if (lw->g->modules[m].path &&
+                strcmp(lw->g->modules[m].path, e->file) == 0)
+                file = lw->g->modules[m].path;
+        if (!file)
+            file = cudag__arena_strdup(&lw->g->arena, e->file);
+        if (file)
+            pos = (cudag__pos){file, (uint32_t)e->line, (uint32_t)e->column};
+    }
+    return cudag__lerr(lw, e->code, pos, "%s", e->message);
+}
+
 bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
                  const char *what)
 {

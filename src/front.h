@@ -74,6 +74,11 @@ struct cudag__lower {
 int cudag__lerr(cudag__lower *lw, int code, cudag__pos pos, const char *fmt,
                 ...) CUDAG__PRINTF(4, 5);
 
+/* Reports the error value e (of a lower stage) where it points, or at
+ * fallback when it has no position; returns its code. */
+int cudag__lerr_error(cudag__lower *lw, const cudag_error *e,
+                      cudag__pos fallback);
+
 /* True if n is of type t; otherwise reports "<what> must be <t>, not <n>". */
 bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
                  const char *what);

@@ -507,6 +507,17 @@ int cudag_add_signature(cudag_graph *g, const char *name, const char *module,
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
                               "kernel '%s': unknown module '%s'", name,
                               module ? module : "(null)");
+    return cudag__add_signature(g, name, mod, symbol, params, nparams, pdl,
+                                err);
+}
+
+int cudag__add_signature(cudag_graph *g, const char *name, uint32_t mod,
+                         const char *symbol, const cudag_param *params,
+                         size_t nparams, int pdl, cudag_error *err)
+{
+    int rc = need_graph(g, name, "cudag_add_signature", err);
+    if (rc != CUDAG_OK)
+        return rc;
     if (nparams > CUDAG__MAX_ARGS || (nparams && !params))
         return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
                               "kernel '%s': %zu parameters (at most %u)", name,

@@ -51,20 +51,60 @@ typedef struct cudag__var {
     bool overridden;            /* set by a -D define */
 } cudag__var;
 
+struct cudag__src_decls;
+struct cudag__code_info;
+
 typedef struct cudag__module {
     const char *name;
-    const char *path;           /* as resolved (relative to its file's dir) */
+    const char *path;           /* as resolved (relative to its file's dir);
+                                   "<name>.cu" for a source held in memory */
     cudag__pos pos;
+    cudag__pos path_pos;        /* where the path is written */
+    /* What modules.c read on the CPU.  kind is a cudag__code_kind, OTHER
+     * for a module whose file was not read (the C API's cudag_add_module:
+     * the driver judges it at instantiation). */
+    int kind;
+    const char *text;           /* CUDA source: its text, NUL-terminated */
+    size_t len;
+    const char *dir;            /* its directory (quoted includes); NULL
+                                   for a source held in memory */
+    const char **options;       /* NULL-terminated NVRTC options, or NULL */
+    const char *std;            /* "c++17", or NULL */
+    struct cudag__src_decls *decls;    /* source: its kernels */
+    struct cudag__code_info *code;     /* fatbin, cubin, PTX: entry points */
 } cudag__module;
+
+/* How a signature's code is found. */
+typedef enum cudag__handle_kind {
+    CUDAG__HANDLE_NONE = 0,     /* a module's symbol */
+    CUDAG__HANDLE_FUNCTION,     /* a CUfunction of the program's */
+    CUDAG__HANDLE_KERNEL        /* a CUkernel of the program's */
+} cudag__handle_kind;
 
 typedef struct cudag__sig {
     const char *name;
     const char *symbol;         /* the entry point in the module */
-    uint32_t module;            /* index into graph->modules */
+    uint32_t module;            /* index into graph->modules; CUDAG__NONE
+                                   for a program's own handle */
     uint32_t nparams;
     cudag_type *types;
     const char **pnames;
-    bool pdl;                   /* the code waits before reading upstream data */
+    /* Per parameter, for a pointer read from source: the element type its
+     * buffer must have, NONE where any will do (void*, a declared ptr).
+     * NULL when no parameter is typed. */
+    cudag_type *pointee;
+    bool pdl;                   /* the code waits before reading upstream data:
+                                   declared, or seen in its code */
+    /* What the CPU could see of the code: 1 it executes griddepcontrol.wait,
+     * -1 it never does, 0 unknown (machine code, a declaration only): a
+     * zeroed signature knows nothing. */
+    int waits;
+    /* A source module's name expression, lowered by NVRTC into the symbol at
+     * instantiation (a template instance, a C++ name); NULL when the
+     * symbol is the name itself. */
+    const char *expr;
+    cudag__handle_kind handle_kind;
+    void *handle;               /* the program's CUfunction or CUkernel */
     cudag__pos pos;
 } cudag__sig;
 
@@ -258,6 +298,12 @@ int cudag__subgraph_new(cudag_graph *g, uint32_t owner, uint32_t slot,
 
 /* Frees g's sub-graphs from index `keep` on (a builder call's undo). */
 void cudag__subgraph_drop(cudag_graph *g, uint32_t keep);
+
+/* cudag_add_signature() with the module by index (CUDAG__NONE: the code is
+ * a handle of the program's, set by the caller). */
+int cudag__add_signature(cudag_graph *g, const char *name, uint32_t module,
+                         const char *symbol, const cudag_param *params,
+                         size_t nparams, int pdl, cudag_error *err);
 
 /* Lookups: index or CUDAG__NONE. */
 uint32_t cudag__find_var(const cudag_graph *g, const char *name);

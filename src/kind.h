@@ -125,6 +125,13 @@ typedef struct cudag__kind_ops {
      * and counts each buffer it uses in c->uses[].  Reads only. */
     void (*check)(cudag__checker *c, const cudag__node *n);
 
+    /* Why node n, as the graph knows it before any GPU, will not wait for
+     * a programmatic edge into it (griddepcontrol.wait): a sentence into
+     * why[cap], or why left empty when it will, or when only the loaded
+     * code can tell.  Asked of pdl_end kinds; NULL: never says. */
+    void (*pdl_check)(const cudag_graph *g, const cudag__node *n, char *why,
+                      size_t cap);
+
     /* ---- build (build.c) ---- */
     /* The signature whose code the node launches, and where the node names
      * it (*pos, or the node's position); CUDAG__NONE when the node runs no
@@ -170,6 +177,15 @@ typedef struct cudag__kind_ops {
      * the node is not a kernel node). */
     int (*set_arg)(cudag_exec *x, uint32_t n, unsigned index,
                    const cudag_arg *a, cudag_error *err);
+    /* Runs node n of x as one operation on x's stream, as it stands in the
+     * instantiated graph (x->launch, x->bufs): the replays without a graph
+     * (cudag_exec_replay, replay.c).  pdl: launch with programmatic stream
+     * serialization (asked only of pdl_end kinds).  Called once per node and
+     * replay while timing: only the driver call, nothing else.  Driver
+     * failures name the node and carry its position.  NULL for a kind that
+     * runs only inside a graph (a conditional body, a child graph): the
+     * stream ways are then refused with CUDAG_ENOTSUP naming the node. */
+    int (*launch)(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err);
 
     /* ---- output (dot.c) ---- */
     /* Appends what the node's DOT label shows after its name (escaped with

@@ -4,6 +4,8 @@
  * The only kind that may end a programmatic edge, and the one that sets
  * conditions (a cond argument).  One entry of the node-kind table (kind.h). */
 #include "kind.h"
+#include "modfile.h"
+#include "modules.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -198,15 +200,14 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     k->sig = CUDAG__NONE;
     k->sig_pos = kern->pos;
     if (cudag__want(lw, kern, CUDAG__DOC_SCALAR, "kernel")) {
-        k->sig = cudag__find_sig(lw->g, kern->str);
-        if (k->sig == CUDAG__NONE) {
-            const char *best = cudag__suggest_sig(lw, kern->str);
-            cudag__lerr(lw, CUDAG_EUNKNOWN, kern->pos,
-                        "unknown kernel '%s'%s%s%s", kern->str,
-                        CUDAG__DYM(best));
-        } else {
+        /* Declared in `kernels:`, or read from a source module (the first
+         * node that names it makes the signature). */
+        cudag_error e;
+        k->sig = cudag__sig_lookup(lw->g, kern->str, kern->pos, &e);
+        if (k->sig == CUDAG__NONE)
+            cudag__lerr_error(lw, &e, kern->pos);
+        else
             sig = &lw->g->sigs[k->sig];
-        }
     }
     if (!grid || !block)
         cudag__lerr(lw, CUDAG_EKEY, n->pos, "kernel node '%s' needs '%s'",
@@ -304,6 +305,17 @@ static void check_arg(cudag__checker *c, const cudag__node *n,
         uses[a->buffer]++;
         if (t != CUDAG_TYPE_PTR)
             goto mismatch;
+        /* A pointer read from source knows its element type. */
+        cudag_type want = s->pointee ? s->pointee[i] : CUDAG_TYPE_NONE;
+        if (want != CUDAG_TYPE_NONE && b->type != want) {
+            cudag__check_fail(c, CUDAG_ETYPE, pos,
+                              "node '%s': argument '%s' (%s*) must be a "
+                              "buffer of %s, got buffer '%s' (%s)",
+                              n->name, pn, cudag_type_name(want),
+                              cudag_type_name(want), b->name,
+                              cudag_type_name(b->type));
+            return;
+        }
         if (a->offset >= b->count && b->count > 0)
             cudag__check_fail(
                 c, CUDAG_ERANGE, pos,
@@ -475,6 +487,27 @@ static void check(cudag__checker *c, const cudag__node *n)
         check_arg(c, n, s, i, uses);
 }
 
+static void pdl_check(const cudag_graph *g, const cudag__node *n, char *why,
+                      size_t cap)
+{
+    if (n->u.k.sig >= g->nsigs)
+        return;
+    const cudag__sig *s = &g->sigs[n->u.k.sig];
+    const char *where = s->module < g->nmodules ? g->modules[s->module].path
+                                                : "the program's handle";
+    if (s->waits < 0)
+        snprintf(why, cap,
+                 "kernel '%s' never executes griddepcontrol.wait (%s): call "
+                 "cudag_pdl_wait() from <cudag/pdl.cuh> before it reads "
+                 "upstream data",
+                 s->name, where);
+    else if (s->waits == 0 && !s->pdl)
+        snprintf(why, cap,
+                 "kernel '%s' is not declared pdl, so nothing says it waits "
+                 "(griddepcontrol.wait) before reading upstream data",
+                 s->name);
+}
+
 /* ---- build ------------------------------------------------------------ */
 
 static uint32_t code(const cudag__node *n, cudag__pos *pos)
@@ -560,10 +593,22 @@ static int describe(const cudag__build_ctx *b, uint32_t n, cudag__launch *L,
     return CUDAG_OK;
 }
 
+/* What the loaded code's PTX says of waiting: 1, -1 never, 0 unknown. */
+static int code_waits(const cudag__code *c, uint32_t sig)
+{
+    const cudag__code_entry *e = c->entries ? c->entries[sig] : NULL;
+    return !e || e->waits < 0 ? 0 : e->waits ? 1 : -1;
+}
+
 bool cudag__code_can_wait(const cudag_graph *g, const cudag__code *c,
                           uint32_t sig)
 {
-    if (sig >= g->nsigs || !g->sigs[sig].pdl || !c->funcs[sig])
+    if (sig >= g->nsigs || !c->funcs[sig])
+        return false;
+    /* The generated code decides when it shows (PTX of a source module or
+     * a PTX file); otherwise the declaration, or the source read at load. */
+    int w = code_waits(c, sig);
+    if (w < 0 || (w == 0 && !g->sigs[sig].pdl))
         return false;
     /* griddepcontrol.wait exists from sm_90 on; code compiled for an older
      * target, or JIT-compiled from older PTX, had it compiled out. */
@@ -581,7 +626,12 @@ static void pdl_wait(const cudag__build_ctx *b, const cudag__node *n,
     if (cudag__code_can_wait(g, c, s))
         return;
     const cudag__sig *sig = &g->sigs[s];
-    if (!sig->pdl)
+    if (code_waits(c, s) < 0)
+        snprintf(why, cap,
+                 "the loaded code of kernel '%s' never executes "
+                 "griddepcontrol.wait",
+                 sig->name);
+    else if (!sig->pdl)
         snprintf(why, cap,
                  "kernel '%s' is not declared pdl, so nothing says it waits "
                  "(griddepcontrol.wait) before reading upstream data",
@@ -720,6 +770,31 @@ static int set_arg(cudag_exec *x, uint32_t n, unsigned index,
     return rc;
 }
 
+static int launch(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err)
+{
+    const cudag__launch *k = &x->launch.k[n];
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = k->grid[0], cfg.gridDimY = k->grid[1];
+    cfg.gridDimZ = k->grid[2];
+    cfg.blockDimX = k->block[0], cfg.blockDimY = k->block[1];
+    cfg.blockDimZ = k->block[2];
+    cfg.sharedMemBytes = k->smem;
+    cfg.hStream = x->gpu.stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    CUresult r = x->gpu.drv->cuLaunchKernelEx(&cfg, k->fn, k->params, NULL);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
+                              "cuLaunchKernelEx: launching node '%s'",
+                              x->g->nodes[n].name);
+    return CUDAG_OK;
+}
+
 /* ---- DOT ---------------------------------------------------------------- */
 
 /* "64", "64x2" or "64x2x3": trailing 1s left out. */
@@ -756,11 +831,17 @@ int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
     int rc = cudag__builder_start(g, &name, "cudag_add_kernel", err);
     if (rc != CUDAG_OK)
         return rc;
-    uint32_t sig = cudag__find_sig(g, signature);
-    if (sig == CUDAG__NONE)
+    if (!signature)
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
-                              "node '%s': unknown kernel '%s'", name,
-                              signature ? signature : "(null)");
+                              "node '%s': the kernel is NULL", name);
+    cudag_error le;
+    uint32_t sig = cudag__sig_lookup(g, signature, CUDAG__NOPOS, &le);
+    if (sig == CUDAG__NONE) {
+        /* Where the source says what is wrong with the kernel, if it does. */
+        cudag__pos at = {le.file, (uint32_t)le.line, (uint32_t)le.column};
+        return cudag__fail_at(err, le.code, le.line ? at : CUDAG__NOPOS,
+                              "node '%s': %s", name, le.message);
+    }
     if (nargs > CUDAG__MAX_ARGS || (nargs && !args))
         return cudag__fail_at(err, CUDAG_ELIMIT, CUDAG__NOPOS,
                               "node '%s': %zu arguments (at most %u)", name,
@@ -838,10 +919,12 @@ const cudag__kind_ops cudag__kind_kernel = {
     .code = code,
     .launch_slots = launch_slots,
     .describe = describe,
+    .pdl_check = pdl_check,
     .pdl_wait = pdl_wait,
     .add = add,
     .repoint = repoint,
     .set_arg = set_arg,
+    .launch = launch,
     .dot_label = dot_label,
     .dot_shape = NULL,
     .dot_legend = "kernel\\ngrid  block",

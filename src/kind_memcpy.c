@@ -147,6 +147,21 @@ static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
     return CUDAG_OK;
 }
 
+static int launch(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err)
+{
+    (void)pdl;
+    const cudag__memcpy *m = &x->g->nodes[n].u.cpy;
+    size_t es = cudag_type_size(x->g->buffers[m->src].type);
+    CUresult r = x->gpu.drv->cuMemcpyDtoDAsync(
+        x->bufs[m->dst] + m->dst_offset * es,
+        x->bufs[m->src] + m->src_offset * es, m->count * es, x->gpu.stream);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
+                              "cuMemcpyDtoDAsync: launching node '%s'",
+                              x->g->nodes[n].name);
+    return CUDAG_OK;
+}
+
 /* ---- DOT ---------------------------------------------------------------- */
 
 static void dot_label(cudag__sb *b, const cudag_graph *g,
@@ -206,6 +221,7 @@ const cudag__kind_ops cudag__kind_memcpy = {
     .check = check,
     .add = add,
     .repoint = repoint,
+    .launch = launch,
     .dot_label = dot_label,
     .dot_shape = ", shape=cds, style=filled, fillcolor=lightcyan",
     .dot_legend = "memcpy",

@@ -178,6 +178,32 @@ static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
     return CUDAG_OK;
 }
 
+static int launch(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err)
+{
+    (void)pdl;
+    const cudag__drv *d = x->gpu.drv;
+    CUstream s = x->gpu.stream;
+    CUDA_MEMSET_NODE_PARAMS p;
+    cudag__memset_params(x->g, &x->g->nodes[n], x->bufs, &p);
+    CUresult r;
+    const char *call;
+    if (p.elementSize == 1) {
+        call = "cuMemsetD8Async";
+        r = d->cuMemsetD8Async(p.dst, (unsigned char)p.value, p.width, s);
+    } else if (p.elementSize == 2) {
+        call = "cuMemsetD16Async";
+        r = d->cuMemsetD16Async(p.dst, (unsigned short)p.value, p.width, s);
+    } else {
+        call = "cuMemsetD32Async";
+        r = d->cuMemsetD32Async(p.dst, p.value, p.width, s);
+    }
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, x->g->nodes[n].pos,
+                              "%s: launching node '%s'", call,
+                              x->g->nodes[n].name);
+    return CUDAG_OK;
+}
+
 /* ---- DOT ---------------------------------------------------------------- */
 
 static void dot_label(cudag__sb *b, const cudag_graph *g,
@@ -231,6 +257,7 @@ const cudag__kind_ops cudag__kind_memset = {
     .check = check,
     .add = add,
     .repoint = repoint,
+    .launch = launch,
     .dot_label = dot_label,
     .dot_shape = ", shape=parallelogram, style=filled, fillcolor=lightyellow",
     .dot_legend = "memset",

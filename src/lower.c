@@ -2,6 +2,7 @@
  * then lowering the top-level sections (vars, modules, kernels, buffers);
  * nodes and edges are in nodes.c.  Also the public load functions. */
 #include "front.h"
+#include "modules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +118,8 @@ typedef struct loader {
     const char *stack[CUDAG__MAX_INCLUDE_DEPTH + 2];   /* shown paths */
     const char *stack_real[CUDAG__MAX_INCLUDE_DEPTH + 2];
     unsigned depth;
+    bool installed;             /* the next file was found in an include
+                                   directory */
 } loader;
 
 /* Where an include names a file: next to the including file, then in each
@@ -159,7 +162,10 @@ static int load_includes(loader *ld, const cudag__doc *root, const char *dir)
                                "an include must be a file name");
             break;
         }
-        rc = load_tree(ld, find_include(ld, dir, item->str), NULL, 0, item->pos);
+        const char *found = find_include(ld, dir, item->str);
+        const char *near = join(&ld->src->arena, dir, item->str);
+        ld->installed = found && near && strcmp(found, near) != 0;
+        rc = load_tree(ld, found, NULL, 0, item->pos);
     }
     return rc;
 }
@@ -189,9 +195,19 @@ static int load_tree(loader *ld, const char *shown, const char *text,
                      size_t len, cudag__pos at)
 {
     cudag__arena *a = &ld->src->arena;
+    bool installed = ld->installed;
+    ld->installed = false;
     if (!shown)
         return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
                              "out of memory");
+    /* Every error names its file whole in cudag_error.file: a name that
+     * would not fit there (nor be opened by the system) is refused. */
+    size_t shown_len = strlen(shown);
+    if (shown_len >= CUDAG_PATH_MAX)
+        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
+                             "file name of %zu bytes is longer than %u: "
+                             "'%.40s...%s'", shown_len, CUDAG_PATH_MAX - 1,
+                             shown, shown + shown_len - 40);
     const char *real = NULL;
     if (!text) {
         char rbuf[PATH_MAX];
@@ -251,6 +267,7 @@ static int load_tree(loader *ld, const char *shown, const char *text,
     f->dir = dir;
     f->real = real;
     f->root = root;
+    f->installed = installed;
     return CUDAG_OK;
 }
 
@@ -430,22 +447,62 @@ static void lower_vars(cudag__lower *lw, const cudag__file *f)
     }
 }
 
+/* A module's NVRTC options: a list of strings, copied, with each relative
+ * -I directory made relative to the graph file's directory as the module's
+ * path is. */
+static const char **lower_options(cudag__lower *lw, const cudag__file *f,
+                                  const cudag__doc *v, bool *ok)
+{
+    *ok = false;
+    if (v->type != CUDAG__DOC_SEQ) {
+        cudag__lerr(lw, CUDAG_EKEY, v->pos,
+                    "options must be a list of strings, such as "
+                    "[\"-DTILE=128\", \"-Iinclude\"]");
+        return NULL;
+    }
+    const char **o = cudag__arena_alloc(&lw->g->arena, (v->n + 1) * sizeof *o);
+    if (!o) {
+        cudag__lerr(lw, CUDAG_ENOMEM, v->pos, "out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < v->n; i++) {
+        const cudag__doc *e = v->items[i];
+        if (!cudag__want(lw, e, CUDAG__DOC_SCALAR, "an option"))
+            return NULL;
+        bool inc = strncmp(e->str, "-I", 2) == 0 && e->len > 2;
+        o[i] = inc ? cudag__arena_printf(&lw->g->arena, "-I%s",
+                                         join(&lw->g->arena, f->dir,
+                                              e->str + 2))
+                   : e->str;
+        if (!o[i]) {
+            cudag__lerr(lw, CUDAG_ENOMEM, e->pos, "out of memory");
+            return NULL;
+        }
+    }
+    *ok = true;
+    return v->n ? o : NULL;
+}
+
 static void lower_modules(cudag__lower *lw, const cudag__file *f)
 {
     const cudag__doc *mods = cudag__doc_get(f->root, "modules");
     if (!mods || !cudag__want(lw, mods, CUDAG__DOC_MAP, "modules"))
         return;
-    static const char *const keys[] = {"path"};
+    static const char *const keys[] = {"path", "options", "std"};
+    static const char *const stds[] = {"c++03", "c++11", "c++14", "c++17",
+                                       "c++20"};
     for (uint32_t i = 0; i < mods->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = mods->items[2 * i], *v = mods->items[2 * i + 1];
         if (cudag__free_key(k))
             continue;
         if (!name_ok(lw, k, "module"))
             continue;
-        const cudag__doc *p = v;
+        const cudag__doc *p = v, *opts = NULL, *std = NULL;
         if (v->type == CUDAG__DOC_MAP) {
-            cudag__check_keys(lw, v, keys, 1, "a module");
+            cudag__check_keys(lw, v, keys, 3, "a module");
             p = cudag__doc_get(v, "path");
+            opts = cudag__doc_get(v, "options");
+            std = cudag__doc_get(v, "std");
             if (!p) {
                 cudag__lerr(lw, CUDAG_EKEY, v->pos, "module '%s' has no path",
                             k->str);
@@ -459,6 +516,23 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
                         k->str);
             continue;
         }
+        if (std && !cudag__want(lw, std, CUDAG__DOC_SCALAR, "std"))
+            continue;
+        size_t si = 0;
+        while (std && si < 5 && strcmp(std->str, stds[si]) != 0)
+            si++;
+        if (std && si == 5) {
+            const char *best = cudag__suggest_from(std->str, stds, 5);
+            cudag__lerr(lw, CUDAG_EKEY, std->pos,
+                        "std must be c++03, c++11, c++14, c++17 or c++20, not "
+                        "'%s'%s%s%s",
+                        std->str, CUDAG__DYM(best));
+            continue;
+        }
+        bool ok = true;
+        const char **o = opts ? lower_options(lw, f, opts, &ok) : NULL;
+        if (!ok)
+            continue;
         const char *path = join(&lw->g->arena, f->dir, p->str);
         cudag__module *m;
         cudag_error e;
@@ -468,6 +542,18 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
             cudag__lerr(lw, e.code, k->pos, "%s", e.message);
         } else {
             m->path = path;
+            m->path_pos = p->pos;
+            m->options = o;
+            m->std = std ? std->str : NULL;
+            /* The file is read now, so that `cudag check` finds a missing
+             * or wrong file (and reads a source's kernels) without a GPU.
+             * An error from a source's headers carries their position.  An
+             * installed manifest may name code not built on this machine
+             * (a CPU-only build): the driver judges it when it is needed. */
+            if (f->installed && access(path, F_OK) != 0)
+                continue;
+            if (cudag__module_read(lw->g, m, p->pos, &e) != CUDAG_OK)
+                cudag__lerr_error(lw, &e, p->pos);
         }
     }
 }
@@ -590,7 +676,9 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
                         "pdl must be true or false");
             continue;
         }
-        if (!params) {
+        /* A CUDA source module says the parameters itself. */
+        bool from_source = g->modules[m].decls != NULL;
+        if (!params && !from_source) {
             cudag__lerr(lw, CUDAG_EKEY, v->pos,
                         "kernel '%s' has no params (write 'params: {}' for "
                         "none)",
@@ -599,20 +687,41 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
         }
         cudag__sig tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (lower_params(lw, k, params, &tmp) != CUDAG_OK)
-            continue;
-        cudag__sig *s;
+        tmp.name = k->str;
+        tmp.module = m;
+        tmp.pdl = is_pdl;
+        tmp.symbol = sym ? sym->str : k->str;
+        cudag__pos at = sym ? sym->pos : k->pos;
         cudag_error e;
+        if (params) {
+            if (lower_params(lw, k, params, &tmp) != CUDAG_OK)
+                continue;
+            if (from_source)
+                cudag__sig_declared_in_source(g, &tmp);
+        } else if (cudag__sig_from_source(g, &tmp, sym ? sym->str : NULL, at,
+                                          &e) != CUDAG_OK) {
+            cudag__lerr_error(lw, &e, at);
+            continue;
+        }
+        if (cudag__sig_against_code(g, &tmp, at, &e) != CUDAG_OK) {
+            cudag__lerr_error(lw, &e, at);
+            continue;
+        }
+        if (pdl && is_pdl && tmp.waits < 0)
+            cudag__report(lw->d, CUDAG_SEV_WARNING, CUDAG_EPDL, pdl->pos,
+                          "kernel '%s' is declared pdl, but its code (%s) "
+                          "never executes griddepcontrol.wait: a "
+                          "programmatic edge into it would race",
+                          k->str, g->modules[m].path);
+        cudag__sig *s;
         if (cudag__add_sig(g, k->str, k->pos, &s, &e) != CUDAG_OK) {
             cudag__lerr(lw, e.code, k->pos, "%s", e.message);
             continue;
         }
-        s->symbol = sym ? sym->str : s->name;
-        s->module = m;
-        s->nparams = tmp.nparams;
-        s->types = tmp.types;
-        s->pnames = tmp.pnames;
-        s->pdl = is_pdl;
+        const char *name = s->name;
+        *s = tmp;
+        s->name = name;
+        s->pos = k->pos;
     }
 }
 

@@ -438,7 +438,8 @@ static int parse_ref(cudag__lower *lw, const cudag__doc *sc, size_t len,
             return REF_FOUND;
         if (s[i] != '.') {
             cudag__lerr(lw, CUDAG_EKEY, cudag__doc_pos_at(sc, off + i),
-                        "unexpected '%c' in a node name", s[i]);
+                        "unexpected '%.*s' in a node name",
+                        cudag__char_bytes(s + i, end - i), s + i);
             return REF_ERROR;
         }
         i++;

@@ -535,8 +535,9 @@ cudag__pos cudag__doc_pos_at(const cudag__doc *s, size_t off)
     cudag__pos pos = s->pos;
     if (s->type != CUDAG__DOC_SCALAR || memchr(s->str, '\n', s->len))
         return pos;
-    /* A quoted scalar's text starts after its opening quote. */
-    pos.col += (uint32_t)off + (s->plain ? 0 : 1);
+    /* A quoted scalar's text starts after its opening quote.  The offset is
+     * in bytes, the column in characters (cudag_error.column). */
+    pos.col += cudag__columns(s->str, off) + (s->plain ? 0 : 1);
     return pos;
 }
 

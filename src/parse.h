@@ -39,7 +39,8 @@ int cudag__parse(cudag__arena *a, const char *file, const char *text,
 const cudag__doc *cudag__doc_get(const cudag__doc *map, const char *key);
 
 /* The position of the character at byte `off` of a scalar, for errors inside
- * it (exact for single-line scalars). */
+ * it: exact for single-line scalars without escapes (the column counts the
+ * characters before it); a multi-line scalar gives its own start. */
 cudag__pos cudag__doc_pos_at(const cudag__doc *s, size_t off);
 
 /* "a scalar", "a sequence", "a mapping": for messages. */
@@ -55,6 +56,10 @@ typedef struct cudag__file {
     const char *dir;            /* where its relative paths start */
     const char *real;           /* canonical path: include-once, cycles */
     const cudag__doc *root;     /* NULL for an empty file */
+    /* Found in an include directory rather than next to the file that
+     * includes it: an installed manifest, whose module files may not be
+     * built on this machine. */
+    bool installed;
 } cudag__file;
 
 struct cudag__source {

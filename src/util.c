@@ -119,6 +119,8 @@ static void *arena_raw(cudag__arena *a, size_t n)
 {
     while (a->owner)
         a = a->owner;
+    if (n > SIZE_MAX - 15u)
+        return NULL;    /* rounding up would wrap to a tiny object */
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
         n = 16;
@@ -600,28 +602,39 @@ size_t cudag__edit_distance(const char *a, const char *b, size_t cap)
      * large namespace are ruled out without the dynamic program. */
     if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) >= cap)
         return cap;
-    size_t row[65];
+    /* Optimal string alignment: insertions, deletions, substitutions and
+     * swaps of two adjacent letters ("axyp" for "axpy") cost one each. */
+    size_t r0[65], r1[65], r2[65];
+    size_t *pp = r0, *prev = r1, *row = r2;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
+        prev[j] = j;
+    size_t prev_best = 0;
     for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0], best = row[0] = i;
+        size_t best = row[0] = i;
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
             size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t v = diag + cost;
+            size_t v = prev[j - 1] + cost;
             if (row[j - 1] + 1 < v)
                 v = row[j - 1] + 1;
-            if (up + 1 < v)
-                v = up + 1;
+            if (prev[j] + 1 < v)
+                v = prev[j] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
+                v = pp[j - 2] + 1;
             row[j] = v;
-            diag = up;
             if (v < best)
                 best = v;
         }
-        if (best >= cap)
+        /* A swap reaches back two rows: stop once both are past the cap. */
+        if (best >= cap && prev_best >= cap)
             return cap;
+        prev_best = best;
+        size_t *t = pp;
+        pp = prev;
+        prev = row;
+        row = t;
     }
-    return row[lb] < cap ? row[lb] : cap;
+    return prev[lb] < cap ? prev[lb] : cap;
 }
 
 const char *cudag__suggest(const char *word, const char *const *cands,
@@ -647,6 +660,24 @@ const char *cudag__suggest(const char *word, const char *const *cands,
         }
     }
     return best;
+}
+
+uint32_t cudag__columns(const char *s, size_t n)
+{
+    uint32_t cols = 0;
+    for (size_t i = 0; i < n; i++)
+        cols += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return cols;
+}
+
+int cudag__char_bytes(const char *s, size_t n)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    size_t i = 1;
+    while (i < want && i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+        i++;
+    return (int)i;
 }
 
 bool cudag__is_ident(const char *s, size_t n)

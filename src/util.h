@@ -192,6 +192,16 @@ const char *cudag__suggest(const char *word, const char *const *cands,
 /* Levenshtein distance, capped at `cap` (returns cap when at least cap). */
 size_t cudag__edit_distance(const char *a, const char *b, size_t cap);
 
+/* The columns that n bytes of UTF-8 text take, in the unit of
+ * cudag_error.column: one per character (per byte that does not continue a
+ * multi-byte sequence), as libyaml's marks count them.  Columns after a
+ * mark are the mark's column plus this count of the text in between. */
+uint32_t cudag__columns(const char *s, size_t n);
+
+/* The bytes (1 to 4, at most n) of the UTF-8 character that starts at s, so
+ * that a message quoting one character quotes all of it ("'%.*s'"). */
+int cudag__char_bytes(const char *s, size_t n);
+
 /* True for [A-Za-z_][A-Za-z0-9_]* of at most CUDAG__MAX_NAME bytes. */
 bool cudag__is_ident(const char *s, size_t n);
 

@@ -1,9 +1,11 @@
 /* common.c — shared helpers of the CMocka suites (see common.h). */
 #include "common.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void tdiag_fn(void *user, const cudag_error *e)
@@ -68,6 +70,45 @@ static const char *under(const char *env, const char *rel)
 const char *tsrc(const char *rel) { return under("CUDAG_SOURCE_ROOT", rel); }
 const char *tbuild(const char *rel) { return under("CUDAG_BUILD_ROOT", rel); }
 
+int tmkdir_in(char *buf, size_t size, const char *what)
+{
+    const char *tmp = getenv("TMPDIR");
+    int n = snprintf(buf, size, "%s/cudag-test-%s-XXXXXX",
+                     tmp && *tmp ? tmp : "/tmp", what);
+    return n > 0 && (size_t)n < size && mkdtemp(buf) ? 0 : -1;
+}
+
+const char *tmkdir(const char *what)
+{
+    static char path[4096];
+    assert_int_equal(tmkdir_in(path, sizeof path, what), 0);
+    return path;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+int trm_tree(const char *dir)
+{
+    return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void twrite(const char *dir, const char *name, const char *text)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+}
+
 void tassert_contains(const char *hay, const char *needle, const char *file,
                       int line)
 {
@@ -101,3 +142,4 @@ uint64_t tseed(void)
             (unsigned long long)s);
     return s;
 }
+

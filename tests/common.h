@@ -40,6 +40,15 @@ int tload_opts(const char *yaml, const char *name, const cudag_options *o,
 const char *tsrc(const char *rel);
 const char *tbuild(const char *rel);
 
+/* A fresh directory $TMPDIR/cudag-test-WHAT-XXXXXX (a static buffer, valid
+ * until the next call; tmkdir_in writes it into buf and returns -1 where it
+ * cannot), removed with everything in it by trm_tree() (0, or -1 with
+ * errno); twrite writes text to DIR/NAME, failing the test if it cannot. */
+const char *tmkdir(const char *what);
+int tmkdir_in(char *buf, size_t size, const char *what);
+int trm_tree(const char *dir);
+void twrite(const char *dir, const char *name, const char *text);
+
 /* Asserts that the collected text contains `needle`, printing it if not. */
 #define assert_diag_contains(d, needle) \
     tassert_contains((d)->text, (needle), __FILE__, __LINE__)

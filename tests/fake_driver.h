@@ -25,6 +25,7 @@
 #define FAKE_MAXC 64            /* condition handles */
 #define FAKE_MAXITER 100000     /* a while loop's iterations before the fake
                                    calls it a hang */
+#define FAKE_MAXTRACE 64
 
 typedef struct fake_kernel {
     const char *name;
@@ -74,6 +75,7 @@ typedef struct fake_exec {
     fake_edge edges[FAKE_MAXE];
     int nedges;
     int launches;
+    const fake_graph *from;     /* the graph it was instantiated from */
 } fake_exec;
 
 typedef struct fake_state {
@@ -100,6 +102,19 @@ typedef struct fake_state {
     long body_runs;             /* bodies run by conditional nodes */
     int no_conditional;         /* ≥ 1: cuGraphAddNode refuses conditional
                                    nodes, as an old driver would */
+    unsigned char loaded_data[64];  /* the head of the last code in memory */
+    int loaded_data_count;
+    int probes_past_end;        /* cuFuncGetParamInfo past the last param */
+    /* Stream launches of kernels (cuLaunchKernelEx), in order: the kernel,
+     * and whether it asked for programmatic stream serialization. */
+    const char *launched[FAKE_MAXN];
+    int launched_pdl[FAKE_MAXN];
+    int nlaunched;
+    /* While tracing, the names of the calls made, in order (the first
+     * FAKE_MAXTRACE). */
+    int tracing;
+    const char *trace[FAKE_MAXTRACE];
+    int ntrace;
 } fake_state;
 
 /* Handles are offset so that 0, an unset parameter, is never one. */
@@ -190,6 +205,12 @@ static const fake_kernel fake_kernels[] = {
     {"cond_count_i32", 3, {8, 8, 8}, 90, 90, 0, fake_cond_count, 3},
     {"cond_lt_f32", 3, {8, 4, 8}, 90, 90, 0, fake_cond_lt, 3},
     {"cond_index_i32", 2, {8, 8}, 90, 90, 0, fake_cond_index, 2},
+    /* graphs/user_kernels.cu, and a template instance of a source module. */
+    {"scale", 4, {8, 8, 4, 4}, 90, 90, 0, NULL, 0},
+    {"square", 3, {8, 8, 4}, 90, 90, 0, NULL, 0},
+    {"axpby", 6, {8, 8, 8, 4, 4, 4}, 90, 90, 0, NULL, 0},
+    {"offset_pdl", 4, {8, 8, 4, 4}, 90, 90, 0, NULL, 0},
+    {"_Z4axpyIfEvPT_PKS0_S0_i", 4, {8, 8, 4, 4}, 90, 90, 0, NULL, 0},
 };
 #define FAKE_NKERNELS (sizeof fake_kernels / sizeof fake_kernels[0])
 
@@ -224,6 +245,8 @@ CUDAG__UNUSED static int fake_live(void) { return F.nobjs + F.pushed + F.retaine
 static int fake_tick(const char *name)
 {
     F.calls++;
+    if (F.tracing && F.ntrace < FAKE_MAXTRACE)
+        F.trace[F.ntrace++] = name;
     if (F.countdown > 0 && --F.countdown == 0) {
         F.failed = name;
         return 1;
@@ -481,6 +504,19 @@ static CUresult fk_LibraryLoad(CUlibrary *l, const char *path, CUjit_option *a,
     *l = fake_obj(8);
     return *l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
+/* Code in memory (a compiled source module): must be a cubin, whose first
+ * bytes the fake keeps for the test to look at. */
+static CUresult fk_LibraryLoadData(CUlibrary *l, const void *code,
+                                   CUjit_option *a, void **b, unsigned c,
+                                   CUlibraryOption *d, void **e, unsigned f)
+{
+    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
+    FAKE_CALL("cuLibraryLoadData");
+    memcpy(F.loaded_data, code, sizeof F.loaded_data);
+    F.loaded_data_count++;
+    *l = fake_obj(8);
+    return *l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
 static CUresult fk_LibraryUnload(CUlibrary l)
 {
     FAKE_CALL("cuLibraryUnload");
@@ -536,17 +572,34 @@ static CUresult fk_FuncGetParamInfo(CUfunction f, size_t i, size_t *off,
 {
     FAKE_CALL("cuFuncGetParamInfo");
     const fake_kernel *k = fk_of(f);
-    if (i >= k->nparams)
+    if (i >= k->nparams) {
+        F.probes_past_end++;    /* what compute-sanitizer reports */
         return CUDA_ERROR_INVALID_VALUE;
+    }
     *off = 8 * i;
     *size = k->sizes[i];
     return CUDA_SUCCESS;
 }
+/* Runs the kernel at once, as the stream would in order. */
 static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
                                   void **p, void **e)
 {
-    (void)c, (void)f, (void)p, (void)e;
+    (void)e;
     FAKE_CALL("cuLaunchKernelEx");
+    const fake_kernel *k = fk_of(f);
+    int pdl = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++)
+        pdl |= c->attrs[i].id ==
+                   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+               c->attrs[i].value.programmaticStreamSerializationAllowed;
+    if (F.nlaunched < FAKE_MAXN) {
+        F.launched[F.nlaunched] = k->name;
+        F.launched_pdl[F.nlaunched++] = pdl;
+    }
+    const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
+    const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+    if (k->run)
+        k->run(p, grid, block);
     return CUDA_SUCCESS;
 }
 static CUresult fk_GraphCreate(CUgraph *g, unsigned f)
@@ -768,6 +821,7 @@ static CUresult fk_Instantiate(CUgraphExec *out, CUgraph hg,
     x->nnodes = g->nnodes;
     memcpy(x->edges, g->edges, sizeof x->edges);
     x->nedges = g->nedges;
+    x->from = g;
     F.last_graph = g;
     F.last_exec = x;
     p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
@@ -906,7 +960,7 @@ static fake_node *fake_exec_node(CUgraphExec hx, CUgraphNode h)
     fake_exec *x = (fake_exec *)hx;
     fake_node *n = (fake_node *)h;
     /* A body's nodes run from the body graph itself. */
-    if (F.last_graph && n->in != F.last_graph)
+    if (n->in != x->from)
         return n;
     int i = n->index;
     return i < x->nnodes ? &x->nodes[i] : NULL;
@@ -1081,6 +1135,7 @@ static const cudag__drv fake_table = {
     .cuMemsetD32Async = fk_MemsetD32,
     .cuMemcpyDtoDAsync = fk_MemcpyDtoD,
     .cuLibraryLoadFromFile = fk_LibraryLoad,
+    .cuLibraryLoadData = fk_LibraryLoadData,
     .cuLibraryUnload = fk_LibraryUnload,
     .cuLibraryGetKernel = fk_LibraryGetKernel,
     .cuKernelGetFunction = fk_KernelGetFunction,

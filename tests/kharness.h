@@ -5,9 +5,10 @@
  * stream, and the kernels fatbin loaded.
  *
  * Header-only (static functions) so that tests/test_gpu_kernels.c and
- * tools/bench_kernels.c can each include it without a build-file change.  It
- * deliberately does not use the library's own driver table: the kernels must
- * be testable before, and independently of, the graph machinery. */
+ * tools/bench/bench_kernels.c can each include it without a build-file
+ * change.  It deliberately does not use the library's own driver table: the
+ * kernels must be testable before, and independently of, the graph
+ * machinery. */
 #ifndef CUDAG_TESTS_KHARNESS_H
 #define CUDAG_TESTS_KHARNESS_H
 

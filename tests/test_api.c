@@ -370,6 +370,50 @@ static void api_status_table_and_formatting(void **state)
     assert_string_equal(buf, "error: bu");
 }
 
+/* A column counts characters (cudag.h): non-ASCII text before a problem on
+ * the same line moves it by one column per character, however many bytes
+ * the character takes, whether the position comes from the YAML parser's
+ * mark, an offset into a scalar or into an expression. */
+static void api_columns_count_characters(void **state)
+{
+    (void)state;
+    /* A position from the parser's mark: 'é' and 'à' take two bytes each. */
+    static const char flow[] =
+        "{ cudag: 1, description: \"d\xc3\xa9j\xc3\xa0 vu\", vars: { n: 1 + nope } }\n";
+    tdiag d;
+    cudag_options o = topts(&d, NULL);
+    cudag_graph *g;
+    cudag_error err;
+    assert_int_equal(tload_opts(flow, "u.yaml", &o, &g, &err), CUDAG_EUNKNOWN);
+    assert_null(g);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.column, 52);
+    assert_string_equal(d.text, "u.yaml:1:52: error: unknown variable 'nope'\n");
+
+    /* Offsets into scalars: an edge chain, an index expression. */
+    static const char block[] =
+        "cudag: 1\n"
+        "modules: { m: k.fatbin }\n"
+        "kernels: { k: { params: {n: i32} } }\n"
+        "nodes:\n"
+        "  a: { kernel: k, grid: 1, block: 32, args: [1] }\n"
+        "  b: { kernel: k, grid: 1, block: 32, args: [1] }\n"
+        "edges:\n"
+        "  - a \xe2\x86\x92 b -> b -> nope\n"
+        "  - \"\xc3\xa9 -> b[1 + zz]\"\n"
+        "  - \"b[2 + \xf0\x9f\x98\x80] -> a\"\n";
+    o = topts(&d, NULL);
+    assert_int_equal(tload_opts(block, "u.yaml", &o, &g, &err), CUDAG_EKEY);
+    assert_null(g);
+    assert_int_equal(err.count, 5);
+    assert_string_equal(d.text,
+        "u.yaml:8:6: error: unexpected ' ' in a node name\n"
+        "u.yaml:8:19: error: unknown node 'nope'\n"
+        "u.yaml:9:6: error: expected a node name\n"
+        "u.yaml:9:17: error: unknown variable 'zz'\n"
+        "u.yaml:10:12: error: unexpected '\xf0\x9f\x98\x80' in expression\n");
+}
+
 static void api_errors_without_an_error_value(void **state)
 {
     (void)state;
@@ -394,6 +438,7 @@ int main(void)
         cmocka_unit_test(api_builder_errors_leave_graph_unchanged),
         cmocka_unit_test(api_introspection),
         cmocka_unit_test(api_status_table_and_formatting),
+        cmocka_unit_test(api_columns_count_characters),
         cmocka_unit_test(api_errors_without_an_error_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

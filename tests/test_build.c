@@ -733,10 +733,223 @@ static void exec_replays_and_updates_arguments_and_buffers(void **state)
     cudag_graph_destroy(g);
 }
 
+/* ---- other ways to replay (replay.c) -------------------------------------- */
+
+/* A fresh fake device and compute_graph() instantiated on it. */
+static cudag_exec *start(cudag_graph **g)
+{
+    fake_reset();
+    *g = compute_graph();
+    cudag_exec *x;
+    cudag_error e;
+    ok(cudag_instantiate(*g, NULL, &x, &e), &e);
+    return x;
+}
+
+/* Destroys both; the exec must have released every driver object. */
+static void finish(cudag_exec *x, cudag_graph *g)
+{
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* Sets z and v to zero, replays `how` once and checks the results. */
+static void replay_check(cudag_exec *x, cudag_replay how, float a)
+{
+    static float xs[N], zs[N], vs[N], zero[N];
+    cudag_error e;
+    ok(cudag_exec_write(x, "z", zero, sizeof zero, &e), &e);
+    ok(cudag_exec_write(x, "v", zero, sizeof zero, &e), &e);
+    ok(cudag_exec_replay(x, how, 1, &e), &e);
+    ok(cudag_exec_sync(x, &e), &e);
+    read_f32(x, "x", xs);
+    read_f32(x, "z", zs);
+    read_f32(x, "v", vs);
+    for (int i = 0; i < N; i++) {
+        assert_true(zs[i] == a * xs[i] + xs[i]);
+        assert_true(vs[i] == 1.5f);
+    }
+}
+
+/* Every way runs the same work; the stream launches go in topological order
+ * with the PDL attribute only on a kernel a programmatic edge ends at; the
+ * full graph has every edge full; the serial one is a chain in topological
+ * order keeping the programmatic link it has between consecutive nodes. */
+static void replay_every_way_runs_the_same_work(void **state)
+{
+    (void)state;
+    cudag_graph *g;
+    cudag_exec *x = start(&g);
+    cudag_error e;
+    const cudag_graph *xg = x->g;
+    for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++) {
+        F.nlaunched = 0;
+        replay_check(x, (cudag_replay)how, 2.0f);
+        bool stream = how == CUDAG_REPLAY_STREAM || how == CUDAG_REPLAY_STREAM_PDL;
+        assert_int_equal(F.nlaunched, stream ? 2 : 0);
+        if (stream) {
+            assert_string_equal(F.launched[0], "scale_f32");
+            assert_int_equal(F.launched_pdl[0], 0);
+            assert_string_equal(F.launched[1], "add_f32");
+            assert_int_equal(F.launched_pdl[1], how == CUDAG_REPLAY_STREAM_PDL);
+        }
+    }
+    fake_graph *full = (fake_graph *)x->full.built.graph;
+    fake_graph *serial = (fake_graph *)x->serial.built.graph;
+    assert_non_null(full);
+    assert_non_null(serial);
+    assert_int_equal(full->nnodes, 4);
+    assert_int_equal(full->nedges, 2);
+    for (int i = 0; i < full->nedges; i++)
+        assert_int_equal(full->edges[i].ed.type, CU_GRAPH_DEPENDENCY_TYPE_DEFAULT);
+    assert_int_equal(serial->nedges, 3);
+    for (int i = 0; i < serial->nedges; i++) {
+        uint32_t from = xg->topo.order[i], to = xg->topo.order[i + 1];
+        assert_int_equal(serial->edges[i].from, (int)from);
+        assert_int_equal(serial->edges[i].to, (int)to);
+        bool pdl = from == (uint32_t)cudag_graph_find_node(xg, "scale") &&
+                   to == (uint32_t)cudag_graph_find_node(xg, "add");
+        assert_int_equal(serial->edges[i].ed.type,
+                         pdl ? CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+                             : CU_GRAPH_DEPENDENCY_TYPE_DEFAULT);
+    }
+    /* Preparing again makes nothing new. */
+    ok(cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_FULL, &e), &e);
+    assert_ptr_equal((fake_graph *)x->full.built.graph, full);
+
+    /* A change drops the other graphs; the next replay makes them again
+     * from the exec as it is then. */
+    cudag_arg a = cudag_arg_float(-4.0);
+    ok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
+    assert_null(x->full.gexec);
+    assert_null(x->kinds);
+    for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++)
+        replay_check(x, (cudag_replay)how, -4.0f);
+    static float mine[N];
+    ok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)mine, &e), &e);
+    assert_null(x->serial.gexec);
+    replay_check(x, CUDAG_REPLAY_GRAPH_SERIAL, -4.0f);
+    assert_string_equal(cudag_exec_device_name(x), "Fake GPU");
+    finish(x, g);
+}
+
+/* Inside the timed loop only the replay's own driver calls and the events':
+ * the same calls `cudag bench` has always timed. */
+static void replay_time_makes_only_the_replay_calls(void **state)
+{
+    (void)state;
+    cudag_graph *g;
+    cudag_exec *x = start(&g);
+    cudag_error e;
+    static const char *const stream[] = {
+        "cuEventRecord", "cuLaunchKernelEx", "cuLaunchKernelEx",
+        "cuMemsetD32Async", "cuMemcpyDtoDAsync", "cuEventRecord",
+        "cuEventSynchronize", "cuEventElapsedTime"};
+    static const char *const graph[] = {
+        "cuEventRecord", "cuGraphLaunch", "cuEventRecord",
+        "cuEventSynchronize", "cuEventElapsedTime"};
+    for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++) {
+        ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+        bool by_stream = how <= CUDAG_REPLAY_STREAM_PDL;
+        const char *const *want = by_stream ? stream : graph;
+        int nwant = by_stream ? 8 : 5;
+        float ms[3] = {-1, -1, -1};
+        F.tracing = 1;
+        F.ntrace = 0;
+        ok(cudag_exec_time(x, (cudag_replay)how, 1, 3, ms, &e), &e);
+        F.tracing = 0;
+        /* Push, the exec's two events the first time, one warm-up replay
+         * and a wait; three timed replays; pop. */
+        int at = 1 + (how == 0 ? 2 : 0) + (nwant - 4) + 1;
+        assert_int_equal(F.ntrace, at + 3 * nwant + 1);
+        assert_string_equal(F.trace[0], "cuCtxPushCurrent");
+        assert_string_equal(F.trace[at - 1], "cuStreamSynchronize");
+        for (int r = 0; r < 3; r++)
+            for (int i = 0; i < nwant; i++)
+                assert_string_equal(F.trace[at + r * nwant + i], want[i]);
+        assert_string_equal(F.trace[F.ntrace - 1], "cuCtxPopCurrent");
+        for (int i = 0; i < 3; i++)
+            assert_true(ms[i] == 0.01f);
+    }
+    finish(x, g);
+}
+
+static void replay_refuses_bad_arguments(void **state)
+{
+    (void)state;
+    assert_string_equal(cudag_replay_name(CUDAG_REPLAY_STREAM), "stream launches");
+    assert_string_equal(cudag_replay_name(CUDAG_REPLAY_GRAPH_SERIAL),
+                        "graph, branches serialized");
+    assert_null(cudag_replay_name(CUDAG_REPLAY_COUNT_));
+    assert_null(cudag_replay_name((cudag_replay)-1));
+    cudag_error e;
+    float ms[1];
+    assert_int_equal(cudag_exec_replay(NULL, CUDAG_REPLAY_GRAPH, 1, &e), CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_replay: exec is NULL");
+    assert_int_equal(cudag_exec_time(NULL, CUDAG_REPLAY_GRAPH, 0, 1, ms, &e),
+                     CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_prepare(NULL, CUDAG_REPLAY_GRAPH, &e), CUDAG_EINVAL);
+    assert_string_equal(cudag_exec_device_name(NULL), "");
+    cudag_graph *g;
+    cudag_exec *x = start(&g);
+    assert_int_equal(cudag_exec_replay(x, CUDAG_REPLAY_COUNT_, 1, &e), CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_replay: 5 is not a cudag_replay");
+    assert_int_equal(cudag_exec_prepare(x, (cudag_replay)-2, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 1, NULL, &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_time: ms is NULL");
+    ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 0, NULL, &e), &e);
+    /* Balanced contexts after every refusal. */
+    assert_int_equal(F.pushed, 0);
+    finish(x, g);
+}
+
+/* The primary context outlives execs while the program retains it; each
+ * retain is undone by one release. */
+static void device_retain_keeps_the_context(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_error e;
+    ok(cudag_device_retain(0, &e), &e);
+    ok(cudag_device_retain(0, &e), &e);
+    assert_int_equal(F.retained, 2);
+    cudag_graph *g = compute_graph();
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    assert_int_equal(F.retained, 3);
+    cudag_exec_destroy(x);
+    assert_int_equal(F.retained, 2);
+    ok(cudag_device_release(0, &e), &e);
+    ok(cudag_device_release(0, &e), &e);
+    assert_int_equal(fake_live(), 0);
+    assert_int_equal(cudag_device_retain(1, &e), CUDAG_EINVAL);
+    assert_string_equal(e.message, "there is no CUDA device 1 (this machine has 1)");
+    assert_int_equal(cudag_device_release(-1, &e), CUDAG_EINVAL);
+    /* Each driver call failing in turn: reported by name, nothing kept. */
+    for (long n = 1;; n++) {
+        fake_fail_at(n);
+        int rc = cudag_device_retain(0, &e);
+        if (!F.failed) {
+            ok(rc, &e);
+            F.countdown = -1;
+            ok(cudag_device_release(0, &e), &e);
+            break;
+        }
+        assert_int_equal(rc, CUDAG_ECUDA);
+        assert_non_null(strstr(e.message, F.failed));
+        assert_int_equal(F.retained, 0);
+    }
+    F.countdown = -1;
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
 static const char yaml_vars[] =
     "cudag: 1\n"
     "vars: {A: 2, K: 2, C: 1000}\n"
-    "modules: {m: /dev/null}\n"
+    "modules: {m: k.fatbin}\n"
     "kernels:\n"
     "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true}\n"
     "buffers:\n"
@@ -820,7 +1033,8 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
         snprintf(msg, msgcap, "%s", e.message);
     }
     if (x) {
-        for (int s = 0; s < 7; s++) {
+        float ms[2];
+        for (int s = 0; s < 11; s++) {
             int r = CUDAG_OK;
             switch (s) {
             case 0: r = cudag_exec_launch(x, 2, &e); break;
@@ -836,6 +1050,12 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
                 r = cudag_exec_rebind_buffer(x, "w", (uint64_t)(uintptr_t)buf,
                                              &e);
                 break;
+            case 7: r = cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_FULL, &e); break;
+            case 8:
+                r = cudag_exec_time(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, 2, ms, &e);
+                break;
+            case 9: r = cudag_exec_replay(x, CUDAG_REPLAY_STREAM_PDL, 2, &e); break;
+            case 10: r = cudag_exec_time(x, CUDAG_REPLAY_STREAM, 1, 2, ms, &e); break;
             }
             if (r != CUDAG_OK && *first_rc == CUDAG_OK) {
                 *first_rc = r;
@@ -907,12 +1127,21 @@ static void exec_survives_every_allocation_failure(void **state)
         int rc = cudag_instantiate(g, NULL, &x, &e);
         cudag_arg a = cudag_arg_float(3);
         int rc2 = x ? cudag_exec_set_arg(x, "scale", 2, &a, &e) : CUDAG_OK;
+        int rc3 = x ? cudag_exec_prepare(x, CUDAG_REPLAY_STREAM_PDL, &e) : CUDAG_OK;
+        int rc4 = x ? cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_SERIAL, &e) : CUDAG_OK;
         long made = cudag__alloc_fail_after(-1);
         if (rc != CUDAG_OK) {
             assert_int_equal(rc, CUDAG_ENOMEM);
             assert_null(x);
         }
         assert_int_equal(rc2, CUDAG_OK);
+        assert_true(rc3 == CUDAG_OK || rc3 == CUDAG_ENOMEM);
+        assert_true(rc4 == CUDAG_OK || rc4 == CUDAG_ENOMEM);
+        /* What failed is made again on the next use. */
+        if (x) {
+            ok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
+            assert_non_null(x->serial.gexec);
+        }
         cudag_exec_destroy(x);
         assert_int_equal(fake_live(), 0);
         cudag_graph_destroy(g);
@@ -938,6 +1167,10 @@ int main(void)
         cmocka_unit_test(exec_refuses_unchecked_graphs_and_bad_devices),
         cmocka_unit_test(exec_replays_and_updates_arguments_and_buffers),
         cmocka_unit_test(exec_set_var_updates_or_explains),
+        cmocka_unit_test(replay_every_way_runs_the_same_work),
+        cmocka_unit_test(replay_time_makes_only_the_replay_calls),
+        cmocka_unit_test(replay_refuses_bad_arguments),
+        cmocka_unit_test(device_retain_keeps_the_context),
         cmocka_unit_test(exec_survives_every_driver_failure),
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };

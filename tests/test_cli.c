@@ -171,6 +171,29 @@ static void cli_control_bytes_are_not_sent_to_the_terminal(void **state)
     assert_non_null(strstr(r->err, "\\x1b]0;pwned\\x07"));
 }
 
+/* The column counts characters (cudag.h), so the caret skips one space per
+ * character before it, whatever its length in bytes, and keeps tabs. */
+static void cli_caret_counts_characters(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cudag-cli-utf8-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char text[] = "cudag: 1\nvars: { t: \"\xc3\xa9\t\xe2\x86\x92\", "
+                        "n: 1 + nope }\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    result *r = RUN("check", path);
+    unlink(path);
+    assert_int_equal(r->status, 1);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:2:26: error: unknown variable 'nope'\n"
+             "     2 | vars: { t: \"\xc3\xa9\t\xe2\x86\x92\", n: 1 + nope }\n"
+             "       | %12s \t %10s^\n", path, "", "");
+    assert_non_null(strstr(r->err, want));
+}
+
 static void cli_defines_change_the_graph(void **state)
 {
     (void)state;
@@ -288,6 +311,7 @@ int main(void)
         cmocka_unit_test(cli_version_help_and_usage),
         cmocka_unit_test(cli_check_good_and_bad_files),
         cmocka_unit_test(cli_control_bytes_are_not_sent_to_the_terminal),
+        cmocka_unit_test(cli_caret_counts_characters),
         cmocka_unit_test(cli_defines_change_the_graph),
         cmocka_unit_test(cli_plan_text),
         cmocka_unit_test(cli_dot_output_and_render),

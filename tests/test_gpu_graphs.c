@@ -125,6 +125,20 @@ static void ref_pdl_deep_chain(host *h)
         axpy(B(h, "x"), B(h, "y"), 0.5f, n);
 }
 
+/* graphs/user_kernels.yaml: the user's own kernels from user_kernels.cu. */
+static void ref_user_kernels(host *h)
+{
+    long n = V(h, "N");
+    const float *x = B(h, "x");
+    float *a = B(h, "a"), *b = B(h, "b"), *y = B(h, "y"), *z = B(h, "z");
+    scale(x, a, 2.0f, n);
+    for (long i = 0; i < n; i++) {
+        b[i] = x[i] * x[i];
+        y[i] = fmaf(0.5f, a[i], 3.0f * b[i]);
+        z[i] = y[i] + 1.0f;
+    }
+}
+
 /* The bf16 kernels compute in f32 and store bf16: the references compute in
  * double and round every stored value to bf16, so they agree with the GPU to
  * bf16 rounding (compared by relative error, not bit for bit). */
@@ -286,6 +300,9 @@ static const struct reference {
     {"decode_chain", ref_decode_chain, NULL, 1e-2, 3},
     {"decode_chain_fused", ref_decode_chain_fused, NULL, 1e-2, 3},
     {"norms_forkjoin", ref_norms_forkjoin, NULL, 1e-2, BURST},
+    /* Compiled from source with NVRTC; offset_pdl's wait is found in its
+     * generated code, so its programmatic edge is kept (checked below). */
+    {"user_kernels", ref_user_kernels, NULL, 0, BURST},
 };
 
 /* ---- bf16 transfers ----------------------------------------------------------- */
@@ -460,7 +477,9 @@ static void graph_matches_reference(void **state)
                          gpu_instantiate(g, CUDAG_NO_PDL, NULL)};
     cudag_exec_stats st;
     cudag_exec_get_stats(xs[0], &st);
-    /* The shipped kernels all wait: nothing may be downgraded on Hopper. */
+    /* The shipped kernels all wait, and so does user_kernels.cu's
+     * offset_pdl (seen in its PTX, never declared): nothing may be
+     * downgraded on Hopper. */
     if (xs[0]->gpu.cc_major >= 9)
         assert_int_equal(st.downgraded_edges, 0);
     uint64_t seed = tseed();

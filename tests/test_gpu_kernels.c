@@ -15,8 +15,8 @@
  *
  * Exits 77 (skip) with the reason when libcuda.so.1, a device or the built
  * kernels are missing.  CUDAG_KERNELS_QUICK=1 caps the sizes (for
- * compute-sanitizer, see tools/sanitize_kernels.sh); CUDAG_TEST_SEED replays a
- * seed; CUDAG_TEST_FILTER selects tests by name ("rows_*"). */
+ * compute-sanitizer, see tests/kernels/sanitize_kernels.sh); CUDAG_TEST_SEED
+ * replays a seed; CUDAG_TEST_FILTER selects tests by name ("rows_*"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -39,6 +39,9 @@ static void kind_entries_are_complete(void **state)
         assert_non_null(k->read_yaml);
         assert_non_null(k->check);
         assert_non_null(k->add);
+        /* Kernels, memsets and copies can each be one stream launch. */
+        if (k->kind <= CUDAG_NODE_MEMCPY)
+            assert_non_null(k->launch);
         assert_non_null(k->dot_label);
         assert_non_null(k->dot_legend);
         assert_non_null(strstr(k->what, k->name));
@@ -88,6 +91,8 @@ static void kind_bodies_hold_what_the_driver_allows(void **state)
     assert_non_null(cudag__kind(CUDAG_NODE_CONDITIONAL)->body_label);
     assert_non_null(cudag__kind(CUDAG_NODE_CONDITIONAL)->prepare);
     assert_null(cudag__kind(CUDAG_NODE_CONDITIONAL)->repoint);
+    /* It runs only inside a graph: stream replays refuse it (replay.c). */
+    assert_null(cudag__kind(CUDAG_NODE_CONDITIONAL)->launch);
     assert_null(cudag__kind(CUDAG_NODE_KERNEL)->body_label);
     assert_non_null(cudag__kind(CUDAG_NODE_KERNEL)->repoint);
 }

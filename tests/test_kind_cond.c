@@ -3,8 +3,9 @@
  * YAML forms and their bodies, the C builder, the checks on conditions,
  * DOT and plan, and on the fake driver the CUgraph they become — loops,
  * branches and cases run as the device would, defaults at every launch,
- * cudag_exec_set_condition, --no-pdl inside bodies, a driver without
- * conditional nodes, and every driver call or allocation failing in turn. */
+ * cudag_exec_set_condition, --no-pdl inside bodies, the replay ways (stream
+ * launches refused, variant graphs), a driver without conditional nodes,
+ * and every driver call or allocation failing in turn. */
 #include "common.h"
 #include "exec.h"
 #include "fake_driver.h"
@@ -808,6 +809,54 @@ static void cond_no_pdl_reaches_bodies(void **state)
     assert_int_equal(fake_live(), 0);
 }
 
+/* The other ways to replay (replay.c): a body runs only inside a graph, so
+ * the stream ways are refused naming the node; the two variant graphs run
+ * the loop and the case like the exec's own, with the exec's starting
+ * values, and cudag_exec_set_condition rebuilds them with the new one. */
+static void cond_replays_as_graphs_only(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = api_loop(4);
+    cudag_exec *x = instantiate(g, 0);
+    cudag_error e;
+    for (int how = CUDAG_REPLAY_STREAM; how <= CUDAG_REPLAY_STREAM_PDL; how++) {
+        assert_int_equal(cudag_exec_prepare(x, (cudag_replay)how, &e),
+                         CUDAG_ENOTSUP);
+        assert_non_null(strstr(e.message, "node 'loop' is a conditional node, "
+                                          "which runs only inside a graph"));
+        assert_int_equal(cudag_exec_replay(x, (cudag_replay)how, 1, &e),
+                         CUDAG_ENOTSUP);
+    }
+    assert_int_equal(F.nlaunched, 0);
+    static float ones[N];
+    for (int i = 0; i < N; i++)
+        ones[i] = 1.0f;
+    const cudag_replay graphs[] = {CUDAG_REPLAY_GRAPH_FULL, CUDAG_REPLAY_GRAPH,
+                                   CUDAG_REPLAY_GRAPH_SERIAL};
+    int it;
+    float x0;
+    for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
+        ok(cudag_exec_write(x, "x", ones, sizeof ones, &e), &e);
+        ok(cudag_exec_replay(x, graphs[i], 1, &e), &e);
+        ok(cudag_exec_sync(x, &e), &e);
+        read_back(x, &it, &x0);
+        assert_int_equal(it, 4);
+        assert_true(x0 == 1.0f / 16 * 7);
+    }
+    ok(cudag_exec_set_condition(x, "more", 0, &e), &e);
+    assert_null(x->serial.gexec);
+    ok(cudag_exec_write(x, "x", ones, sizeof ones, &e), &e);
+    ok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
+    ok(cudag_exec_sync(x, &e), &e);
+    read_back(x, &it, &x0);
+    assert_int_equal(it, 0);
+    assert_true(x0 == 7.0f);
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
+    assert_int_equal(fake_live(), 0);
+}
+
 /* A driver without conditional nodes, or too old for a kind of them: the
  * error names the node. */
 static void cond_missing_driver_support_names_the_node(void **state)
@@ -928,6 +977,7 @@ int main(void)
         cmocka_unit_test(cond_runs_loops_and_cases_on_the_driver),
         cmocka_unit_test(cond_yaml_if_else_on_the_driver),
         cmocka_unit_test(cond_no_pdl_reaches_bodies),
+        cmocka_unit_test(cond_replays_as_graphs_only),
         cmocka_unit_test(cond_missing_driver_support_names_the_node),
         cmocka_unit_test(cond_survives_every_driver_failure),
         cmocka_unit_test(cond_survives_every_allocation_failure),

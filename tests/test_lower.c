@@ -4,6 +4,7 @@
 #include "common.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #define HEAD "cudag: 1\nmodules: { m: k.fatbin }\n"
 
@@ -222,6 +223,84 @@ static void lower_public_load_arguments(void **state)
     assert_int_equal(td.nerr, 1);
 }
 
+/* Appends directories of up to 200-byte names to path until it is `len`
+ * bytes long, making each; the last one's name fills the exact length. */
+static void deepen(char *path, size_t len)
+{
+    while (strlen(path) < len) {
+        size_t have = strlen(path), add = len - have - 1;
+        if (add > 200)
+            add = 200;
+        if (len - have - 1 - add > 0 && len - have - 1 - add < 2)
+            add -= 2;   /* leave room for the next '/' and one byte */
+        path[have] = '/';
+        memset(path + have + 1, 'd', add);
+        path[have + 1 + add] = '\0';
+        assert_int_equal(mkdir(path, 0700), 0);
+    }
+}
+
+/* cudag_error.file holds a file's whole name however deep it is, up to the
+ * longest the loader reads; a longer one is refused with its length. */
+static void lower_long_paths_are_reported_whole(void **state)
+{
+    (void)state;
+    static char dir[CUDAG_PATH_MAX], top[CUDAG_PATH_MAX + 256];
+    const char *root = tmkdir("paths");
+    snprintf(dir, sizeof dir, "%s", root);
+    /* 700 bytes: deeper than the 512 the field held before. */
+    deepen(dir, 700);
+    twrite(dir, "top.yaml", "cudag: 1\ninclude: inc.yaml\n");
+    twrite(dir, "inc.yaml", "cudag: 1\nvars: { n: 1 + nope }\n");
+    snprintf(top, sizeof top, "%s/top.yaml", dir);
+    cudag_graph *g;
+    cudag_error err;
+    assert_int_equal(cudag_load_file(top, NULL, &g, &err), CUDAG_EUNKNOWN);
+    assert_int_equal(strlen(err.file), 700 + strlen("/inc.yaml"));
+    assert_memory_equal(err.file, dir, 700);
+    assert_string_equal(err.file + 700, "/inc.yaml");
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 16);
+    char line[CUDAG_PATH_MAX + 128];
+    cudag_error_format(&err, line, sizeof line);
+    assert_string_equal(line + 700, "/inc.yaml:2:16: error: unknown variable 'nope'");
+
+    /* The longest name: CUDAG_PATH_MAX - 1 bytes, the file's own error. */
+    deepen(dir, CUDAG_PATH_MAX - 1 - strlen("/t.yaml"));
+    twrite(dir, "t.yaml", "cudag: 1\nvars: { n: 1 + nope }\n");
+    snprintf(top, sizeof top, "%s/t.yaml", dir);
+    assert_int_equal(strlen(top), CUDAG_PATH_MAX - 1);
+    assert_int_equal(cudag_load_file(top, NULL, &g, &err), CUDAG_EUNKNOWN);
+    assert_string_equal(err.file, top);
+
+    /* One byte more is refused, as an include (at the include) and at the
+     * top (no position), and nothing is left allocated. */
+    long live = cudag__alloc_live();
+    static char text[CUDAG_PATH_MAX + 64];
+    snprintf(text, sizeof text, "cudag: 1\ninclude: %s/inc.yaml\n",
+             dir + strlen(root) + 1);
+    twrite(root, "long.yaml", text);
+    snprintf(top, sizeof top, "%s/long.yaml", root);
+    assert_int_equal(cudag_load_file(top, NULL, &g, &err), CUDAG_ELIMIT);
+    assert_null(g);
+    assert_string_equal(err.file, top);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 10);
+    char want[256];
+    snprintf(want, sizeof want,
+             "file name of %u bytes is longer than %u: '%.40s...%.31s/inc.yaml'",
+             CUDAG_PATH_MAX + 1, CUDAG_PATH_MAX - 1, dir, dir + strlen(dir) - 31);
+    assert_string_equal(err.message, want);
+    snprintf(top, sizeof top, "%s/x.yaml", dir);
+    strcat(top, "l");
+    assert_int_equal(strlen(top), CUDAG_PATH_MAX);
+    assert_int_equal(cudag_load_file(top, NULL, &g, &err), CUDAG_ELIMIT);
+    assert_string_equal(err.file, "");
+    assert_int_equal(err.line, 0);
+    assert_int_equal(cudag__alloc_live(), live);
+    trm_tree(root);
+}
+
 static void lower_reports_many_errors_up_to_the_limit(void **state)
 {
     (void)state;
@@ -344,6 +423,7 @@ int main(void)
         cmocka_unit_test(lower_includes_dirs_and_once),
         cmocka_unit_test(lower_shipped_manifest_is_found),
         cmocka_unit_test(lower_public_load_arguments),
+        cmocka_unit_test(lower_long_paths_are_reported_whole),
         cmocka_unit_test(lower_reports_many_errors_up_to_the_limit),
         cmocka_unit_test(lower_no_check_flag),
         cmocka_unit_test(lower_again_with_new_values),

@@ -56,7 +56,7 @@ static bool has(const char *name)
 static cudag_exec *run(unsigned flags)
 {
     static const char yaml[] =
-        "cudag: 1\nname: demo\nmodules: {m: /dev/null}\n"
+        "cudag: 1\nname: demo\nmodules: {m: k.fatbin}\n"
         "kernels: {util_noop: {params: {}, pdl: true}}\n"
         "nodes:\n  a: {kernel: util_noop, grid: 1, block: 32}\n"
         "  b: {kernel: util_noop, grid: 1, block: 32, after: {a: programmatic}}\n";

@@ -19,10 +19,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -77,38 +75,6 @@ static bool skip_heavy(const char *what)
     print_message("skipped under valgrind: %s (seconds natively, many "
                   "minutes under valgrind)\n", what);
     return true;
-}
-
-/* A fresh temporary directory, removed by rm_tree(). */
-static char *make_dir(void)
-{
-    const char *tmp = getenv("TMPDIR");
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/cudag-test-oom-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(path));
-    return path;
-}
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void rm_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-static void write_file(const char *dir, const char *name, const char *s)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(s, 1, strlen(s), f), strlen(s));
-    assert_int_equal(fclose(f), 0);
 }
 
 /* Loads text under `name` and expects failure with `code` and the first
@@ -173,7 +139,7 @@ static void limits_file_size_in_memory(void **state)
 static void limits_file_size_on_disk(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    const char *dir = tmkdir("oom");
     char path[4200];
     /* Sparse: the size is refused before a byte is read. */
     snprintf(path, sizeof path, "%s/big.yaml", dir);
@@ -181,7 +147,7 @@ static void limits_file_size_on_disk(void **state)
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, (off_t)CUDAG__MAX_FILE_BYTES + 1), 0);
     close(fd);
-    write_file(dir, "top.yaml", "cudag: 1\ninclude: big.yaml\n");
+    twrite(dir, "top.yaml", "cudag: 1\ninclude: big.yaml\n");
 
     cudag_graph *g = (cudag_graph *)1;
     cudag_error err;
@@ -202,19 +168,19 @@ static void limits_file_size_on_disk(void **state)
              "%s:2:10: error: '%s/big.yaml' is larger than 67108864 bytes",
              path, dir);
     assert_string_equal(got, want);
-    rm_tree(dir);
+    trm_tree(dir);
 }
 
 /* 256 included files load; the 257th is refused at its include. */
 static void limits_included_files(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    const char *dir = tmkdir("oom");
     for (unsigned i = 0; i <= CUDAG__MAX_FILES; i++) {
         char name[32], body[64];
         snprintf(name, sizeof name, "f%03u.yaml", i);
         snprintf(body, sizeof body, "cudag: 1\nvars: { v%03u: %u }\n", i, i);
-        write_file(dir, name, body);
+        twrite(dir, name, body);
     }
     for (unsigned n = CUDAG__MAX_FILES; n <= CUDAG__MAX_FILES + 1; n++) {
         text t = {0};
@@ -223,7 +189,7 @@ static void limits_included_files(void **state)
             put(&t, "  - f%03u.yaml\n", i);
         char top[4200];
         snprintf(top, sizeof top, "%s/top.yaml", dir);
-        write_file(dir, "top.yaml", t.s);
+        twrite(dir, "top.yaml", t.s);
         tdiag td;
         cudag_options o = topts(&td, NULL);
         cudag_graph *g = NULL;
@@ -245,7 +211,7 @@ static void limits_included_files(void **state)
         }
         free(t.s);
     }
-    rm_tree(dir);
+    trm_tree(dir);
 }
 
 /* tests/data/bad/limit_include_depth.yaml goes one level too deep; its

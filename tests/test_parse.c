@@ -62,6 +62,30 @@ static void parse_builds_tree_with_positions(void **state)
     done(&p);
 }
 
+/* Columns count characters (cudag.h): libyaml's marks do, and so must an
+ * offset into a scalar and the reader's byte offset of a bad character. */
+static void parse_columns_count_characters(void **state)
+{
+    (void)state;
+    pctx p;
+    /* k : ' é - x: the quote at 4, é at 5 (bytes 5-6), '-' at 6 (byte 7). */
+    assert_int_equal(parse(&p, "k: '\xc3\xa9-x'\n\xe2\x86\x92: [z]\n"),
+                     CUDAG_OK);
+    const cudag__doc *k = get(p.root, "k");
+    assert_int_equal(k->pos.col, 4);
+    assert_int_equal(cudag__doc_pos_at(k, 2).col, 6);
+    assert_int_equal(cudag__doc_pos_at(k, 3).col, 7);
+    /* A three-byte key is one column: its value starts at column 4. */
+    assert_int_equal(get(p.root, "\xe2\x86\x92")->items[0]->pos.col, 5);
+    done(&p);
+
+    assert_int_equal(parse(&p, "a: b\nc: \xc3\xa9\xe2\x86\x92\x01\n"),
+                     CUDAG_ESYNTAX);
+    assert_diag_contains(&p.td, "p.yaml:2:6: error: YAML syntax error: "
+                                "control characters are not allowed (#x1)");
+    done(&p);
+}
+
 static void parse_empty_and_comment_only_files(void **state)
 {
     (void)state;
@@ -218,6 +242,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_builds_tree_with_positions),
+        cmocka_unit_test(parse_columns_count_characters),
         cmocka_unit_test(parse_empty_and_comment_only_files),
         cmocka_unit_test(parse_aliases_share_nodes),
         cmocka_unit_test(parse_merge_keys),

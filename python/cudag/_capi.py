@@ -21,12 +21,12 @@ _HERE = Path(__file__).resolve().parent
 BUNDLED_LIBRARY = _HERE / "_lib" / "libcudag.so"
 BUNDLED_KERNELS = _HERE / "kernels"
 # The soname of an installed libcudag, found by the dynamic loader.
-SYSTEM_LIBRARY = "libcudag.so.0"
+SYSTEM_LIBRARY = "libcudag.so.1"
 
 
 def library_path() -> str:
     """The library to open: $CUDAG_LIBRARY (a path, or a name such as
-    libcudag.so.0 for the system's), else the copy inside the package, else
+    libcudag.so.1 for the system's), else the copy inside the package, else
     the system's."""
     env = os.environ.get("CUDAG_LIBRARY")
     if env:
@@ -54,7 +54,7 @@ class cudag_error(Structure):
     _fields_ = [
         ("code", c_int), ("severity", c_int), ("line", c_int),
         ("column", c_int), ("count", c_int), ("cuda_result", c_int),
-        ("file", c_char * 512), ("message", c_char * 1024),
+        ("file", c_char * 4096), ("message", c_char * 1024),
     ]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cudag
-from conftest import CaiArray
+from conftest import SRC, CaiArray
 
 N = 64
 
@@ -180,7 +180,14 @@ def test_instantiate_failure_carries_the_position(fake, tmp_path):
                         "i64] }\n"
                         "  add_f32: { module: m, params: [ptr, ptr, ptr, "
                         "i64] }")
+    # cudag reads module files when it loads a graph, so the file exists
+    # then (a stand-in fatbin, tests/data/modules/) and is gone by the time
+    # the driver looks for it.
+    (tmp_path / "missing").mkdir()
+    stand_in = (SRC / "tests" / "data" / "modules" / "k.fatbin").read_bytes()
+    (tmp_path / "missing" / "k.fatbin").write_bytes(stand_in)
     g = cudag.loads(text, name=str(tmp_path / "d.yaml"))
+    (tmp_path / "missing" / "k.fatbin").unlink()
     with pytest.raises(cudag.Error) as e:
         g.instantiate()
     err = e.value

@@ -57,9 +57,9 @@ def test_library_named_by_the_environment():
     lib = Path(os.environ["CUDAG_LIBRARY"])
     # The installed library's soname, found by the dynamic loader.
     p = run("import cudag; print(cudag.LIBRARY, cudag.library_version())",
-            lib_dir=str(lib.parent), CUDAG_LIBRARY="libcudag.so.0")
+            lib_dir=str(lib.parent), CUDAG_LIBRARY="libcudag.so.1")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["libcudag.so.0", cudag.__version__]
+    assert p.stdout.split() == ["libcudag.so.1", cudag.__version__]
 
 
 def test_missing_library_says_what_to_do():

@@ -26,6 +26,7 @@
 #include "cudag.h"
 #include "ir.h"
 #include "lower.h"
+#include "runner.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,28 +45,7 @@
 #define CUDAG_FUZZ_SOURCE_ROOT "."
 #endif
 
-/* ---- failing loudly ------------------------------------------------------ */
-
 static void sandbox_remove(void);
-
-static void fail(const char *fmt, ...) CUDAG__PRINTF(1, 2);
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("fuzz_load: contract broken: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    sandbox_remove();
-    abort();
-}
-
-#define REQUIRE(cond, ...)          \
-    do {                            \
-        if (!(cond))                \
-            fail(__VA_ARGS__);      \
-    } while (0)
 
 /* ---- the sandbox ------------------------------------------------------------ */
 
@@ -581,6 +561,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    fuzz_setup("fuzz_load", sandbox_remove);
     sandbox_make();
     verbose = getenv("CUDAG_FUZZ_VERBOSE") != NULL;
     return 0;
@@ -593,134 +574,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef CUDAG_FUZZ_LIBFUZZER
-/* The regression runner: every file named, directories walked in sorted
- * order (so a failure names the same file each time).  A watchdog turns a
- * hang into a failure naming the input (libFuzzer has -timeout for that). */
-static unsigned ran;
-static const char *current;
-
-/* 60 s per input; CUDAG_FUZZ_WATCHDOG_S gives more where everything runs
- * tens of times slower (the valgrind test setup sets it). */
-static unsigned watchdog_s(void)
+static void each_input(const uint8_t *data, size_t size)
 {
-    const char *v = getenv("CUDAG_FUZZ_WATCHDOG_S");
-    long s = v ? strtol(v, NULL, 10) : 0;
-    return s > 0 && s < 86400 ? (unsigned)s : 60;
-}
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "fuzz_load: an input still runs past the "
-                              "watchdog (a hang?): ";
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
-        write(STDERR_FILENO, current, strlen(current)) < 0 ||
-        write(STDERR_FILENO, "\n", 1) < 0)
-        _exit(1);
-    sandbox_remove();
-    abort();
-}
-
-static void run_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "fuzz_load: cannot read %s: %s\n", path,
-                strerror(errno));
-        exit(1);
-    }
-    size_t cap = 1 << 16, len = 0, got;
-    uint8_t *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            uint8_t *nb = realloc(buf, cap *= 2);
-            if (!nb)
-                free(buf);
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (!buf) {
-        fprintf(stderr, "fuzz_load: out of memory reading %s\n", path);
-        exit(1);
-    }
-    /* What the harness sees is a copy of exactly len bytes, as libFuzzer
-     * gives it, so ASan sees any read past the end. */
-    uint8_t *exact = malloc(len ? len : 1);
-    if (!exact)
-        exit(1);
-    memcpy(exact, buf, len);
-    free(buf);
-    fprintf(stderr, "%s\n", path);
-    current = path;
-    alarm(watchdog_s());
-    one_input(exact, len, true);
-    alarm(0);
-    free(exact);
-    ran++;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void run_path(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "fuzz_load: %s: %s\n", path, strerror(errno));
-        exit(1);
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        run_file(path);
-        return;
-    }
-    DIR *d = opendir(path);
-    if (!d) {
-        fprintf(stderr, "fuzz_load: cannot open %s\n", path);
-        exit(1);
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof *names);
-            if (!nn)
-                exit(1);
-            names = nn;
-        }
-        size_t l = strlen(path) + strlen(e->d_name) + 2;
-        if (!(names[n] = malloc(l)))
-            exit(1);
-        snprintf(names[n++], l, "%s/%s", path, e->d_name);
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        run_path(names[i]);
-        free(names[i]);
-    }
-    free(names);
+    one_input(data, size, true);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
-        return 2;
-    }
     LLVMFuzzerInitialize(&argc, &argv);
-    signal(SIGALRM, on_alarm);
-    for (int i = 1; i < argc; i++)
-        run_path(argv[i]);
-    printf("fuzz_load: %u inputs, every variant, no contract broken\n", ran);
-    return 0;
+    return fuzz_regress_main(argc, argv, each_input);
 }
 #endif

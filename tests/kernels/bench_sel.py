@@ -3,7 +3,7 @@
 
 usage: bench_sel.py NEW.json [OLD.json]
 
-NEW.json and OLD.json come from tools/bench_kernels (usually run with
+NEW.json and OLD.json come from build/tools/bench_kernels (usually run with
 --only, in the same call, OLD with --kernels pointing at an earlier build's
 fatbin).  Prints per kernel, size and row width: GB/s and % of the copy
 bandwidth measured in that run, and the old figures with the change in %.

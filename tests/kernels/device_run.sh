@@ -38,7 +38,7 @@ if ! ninja -C $b tests/test_gpu_kernels tools/bench_kernels >>"$out/build.log" 2
     # shellcheck disable=SC2086
     cc $flags tests/test_gpu_kernels.c -o $b/tests/test_gpu_kernels -lcmocka -ldl -lm \
         >>"$out/build.log" 2>&1 &&
-        cc $flags tools/bench_kernels.c -o $b/tools/bench_kernels -ldl -lm \
+        cc $flags tools/bench/bench_kernels.c -o $b/tools/bench_kernels -ldl -lm \
             >>"$out/build.log" 2>&1 || {
         tail -40 "$out/build.log"
         exit 1
@@ -100,7 +100,7 @@ for step in "$@"; do
         q=""
         [ "$step" = torchquick ] && q=--quick
         # shellcheck disable=SC2086
-        timeout 200 python3 tools/bench_torch.py $q --out "$out/bench_torch.json" \
+        timeout 200 python3 tools/bench/bench_torch.py $q --out "$out/bench_torch.json" \
             >"$out/torch.log" 2>&1
         echo "bench_torch exit $?"
         tail -3 "$out/torch.log"
@@ -148,13 +148,13 @@ for step in "$@"; do
         python3 tests/kernels/ncu_summary.py "$out/ncu_sel.csv"
         ;;
     san)
-        timeout 200 tools/sanitize_kernels.sh $b >"$out/san.log" 2>&1
+        timeout 200 tests/kernels/sanitize_kernels.sh $b >"$out/san.log" 2>&1
         echo "sanitize exit $?"
         grep -E "^==|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$out/san.log" | head -20
         ;;
     esac
 done
 if [ -f "$out/bench_kernels.json" ]; then
-    python3 tools/bench_torch.py --table "$out/bench_kernels.json" \
+    python3 tools/bench/bench_torch.py --table "$out/bench_kernels.json" \
         "$([ -f "$out/bench_torch.json" ] && echo "$out/bench_torch.json")" 2>&1 | tail -45
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the cudag(1) man page that tools/mkman.py makes from README.md.
+"""Checks the cudag(1) man page that tools/cli/mkman.py makes from README.md.
 
     check_man.py SRCROOT VERSION [BUILT_PAGE]
 
@@ -50,7 +50,7 @@ def main(argv):
         print(__doc__)
         return 2
     src, version = argv[1], argv[2]
-    mkman = os.path.join(src, "tools", "mkman.py")
+    mkman = os.path.join(src, "tools", "cli", "mkman.py")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cudag.1")
         r = run([sys.executable, mkman, "--version", version, "-o", out,

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Checks tools/cudag.bash: sources it, fills COMP_WORDS/COMP_CWORD as bash
+# Checks tools/cli/cudag.bash: sources it, fills COMP_WORDS/COMP_CWORD as bash
 # does for a command line, calls the completion function and compares
 # COMPREPLY with what should be offered.  Then checks that the options it
 # offers are exactly the ones README.md's CLI section documents, and that it
-# offers the common options of tools/cli.h, so the three cannot drift apart.
+# offers the common options of tools/cli/cli.h, so the three cannot drift apart.
 #
 #     completion.sh SRCROOT
 #
@@ -18,7 +18,7 @@ if ! type complete >/dev/null 2>&1 || ! type compgen >/dev/null 2>&1; then
 fi
 
 # shellcheck source=/dev/null  # the path is an argument
-. "$src/tools/cudag.bash"
+. "$src/tools/cli/cudag.bash"
 
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -66,20 +66,20 @@ mkdir sub
 touch a.yaml b.yml c.txt d.svg e.png f.dot "sp ace.yaml" sub/g.yaml
 
 shopt -u extglob
-all_run=(-D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help
+all_run=(-D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help
     --iters --warmup --dump --json)
 mapfile -t long_run < <(printf '%s\n' "${all_run[@]}" | grep -e '^--')
 
-expect "''" check dot plan run bench help
+expect "''" check dot plan run bench cache help
 expect "r" run
 expect "b" bench
 expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
-expect "bench --" --Werror --max-errors --no-pdl --strict --nvtx --device --help --iters --warmup --host-repeats --json
-expect "dot -" -D -I --Werror --max-errors --no-pdl --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
+expect "bench --" --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device --help --iters --warmup --host-repeats --json
+expect "dot -" -D -I --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
-expect "check --" --Werror --max-errors --no-pdl --strict --nvtx --device --help
+expect "check --" --Werror --max-errors --no-pdl --no-cache --strict --nvtx --device --help
 expect "check ''" a.yaml b.yml "sp ace.yaml" sub
 expect "run sp" "sp ace.yaml"
 expect "run sub/" sub/g.yaml
@@ -88,10 +88,11 @@ expect "dot -o ''" f.dot sub
 expect "run -I ''" sub
 expect "run --iters ''"
 expect "run --device ''"
-expect "help ''" check dot plan run bench
+expect "help ''" check dot plan run bench cache
 expect "help run ''"
 expect "run -D N = 4 ''" a.yaml b.yml "sp ace.yaml" sub
-expect "run -D N = 4 --no" --no-pdl
+expect "run -D N = 4 --no" --no-pdl --no-cache
+expect "cache ''" clean
 expect "run --iters 5 a.yaml --w" --warmup
 expect "run --iters 5 a.yaml --W" --Werror
 expect "run --dump out = ''" a.yaml b.yml c.txt d.svg e.png f.dot "sp ace.yaml" sub
@@ -124,19 +125,19 @@ else
     diff <(echo "$documented") <(echo "$offered") | sed -n 's/^</     only in README.md:/p; s/^>/     only in the completion:/p'
 fi
 
-# The common options that tools/cli.h parses for every subcommand.
-common=$(sed -n '/Parses one common option/,/\*\//p' "$src/tools/cli.h" |
+# The common options that tools/cli/cli.h parses for every subcommand.
+common=$(sed -n '/Parses one common option/,/\*\//p' "$src/tools/cli/cli.h" |
     grep -o -e ' -[A-Za-z]\b' -e '--[a-zA-Z][-a-zA-Z]*' | tr -d ' ' | LC_ALL=C sort -u)
 if [[ -z $common ]]; then
-    fail "no common option found in tools/cli.h"
+    fail "no common option found in tools/cli/cli.h"
 fi
 for c in check dot plan run bench; do
     missing=$(LC_ALL=C comm -23 <(echo "$common") <(complete_line "$c" -))
     if [[ -n $missing ]]; then
-        fail "cudag $c - lacks the common options of tools/cli.h: ${missing//$'\n'/ }"
+        fail "cudag $c - lacks the common options of tools/cli/cli.h: ${missing//$'\n'/ }"
     fi
 done
-[[ -n $common ]] && echo "ok   every subcommand offers the common options of tools/cli.h: ${common//$'\n'/ }"
+[[ -n $common ]] && echo "ok   every subcommand offers the common options of tools/cli/cli.h: ${common//$'\n'/ }"
 
 if ((failures)); then
     echo "$failures failed"
