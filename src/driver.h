@@ -69,6 +69,8 @@
     X(cuGraphAddMemsetNode, 10000)                                             \
     X(cuGraphAddMemcpyNode, 10000)                                             \
     X(cuGraphAddDependencies, 12030)                                           \
+    X(cuGraphAddNode, 12030)                                                   \
+    X(cuGraphConditionalHandleCreate, 12030)                                   \
     X(cuGraphGetEdges, 12030)                                                  \
     X(cuGraphInstantiateWithParams, 12000)                                     \
     X(cuGraphUpload, 11010)                                                    \

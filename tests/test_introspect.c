@@ -133,7 +133,10 @@ static void introspect_kind_names(void **state)
         assert_string_equal(cudag_node_kind_name(k), want[i]);
     }
     assert_null(cudag_node_kind_name((cudag_node_kind)-1));
-    assert_null(cudag_node_kind_name((cudag_node_kind)(CUDAG_NODE_MEMCPY + 1)));
+    assert_string_equal(cudag_node_kind_name(CUDAG_NODE_CONDITIONAL),
+                        "conditional");
+    assert_null(
+        cudag_node_kind_name((cudag_node_kind)(CUDAG_NODE_CONDITIONAL + 1)));
     cudag_graph_destroy(g);
 }
 

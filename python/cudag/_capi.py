@@ -104,7 +104,8 @@ class cudag_plan_info(Structure):
         ("nodes", c_size_t), ("kernel_nodes", c_size_t),
         ("memset_nodes", c_size_t), ("memcpy_nodes", c_size_t),
         ("edges", c_size_t * 3), ("depth", c_size_t), ("width", c_size_t),
-        ("buffer_bytes", c_uint64),
+        ("buffer_bytes", c_uint64), ("conditional_nodes", c_size_t),
+        ("bodies", c_size_t),
     ]
 
 

@@ -41,6 +41,7 @@ int main(void)
     AT(cudag_plan_info, memset_nodes), AT(cudag_plan_info, memcpy_nodes);
     AT(cudag_plan_info, edges), AT(cudag_plan_info, depth);
     AT(cudag_plan_info, width), AT(cudag_plan_info, buffer_bytes);
+    AT(cudag_plan_info, conditional_nodes), AT(cudag_plan_info, bodies);
     SIZE(cudag_value);
     AT(cudag_value, type), AT(cudag_value, i), AT(cudag_value, f);
     SIZE(cudag_exec_stats);
