@@ -168,10 +168,12 @@ typedef enum cudag_type {
     CUDAG_TYPE_I32, CUDAG_TYPE_U32, CUDAG_TYPE_I64, CUDAG_TYPE_U64,
     CUDAG_TYPE_F16, CUDAG_TYPE_BF16, CUDAG_TYPE_F32, CUDAG_TYPE_F64,
     CUDAG_TYPE_PTR,             /* kernel parameters only: a device pointer */
+    CUDAG_TYPE_COND,            /* kernel parameters only: a condition
+                                   (CUgraphConditionalHandle, 8 bytes) */
     CUDAG_TYPE_COUNT_
 } cudag_type;
 
-/* "i32", "bf16", "ptr", …; NULL for an invalid value. */
+/* "i32", "bf16", "ptr", "cond", …; NULL for an invalid value. */
 CUDAG_API const char *cudag_type_name(cudag_type t);
 /* Size in bytes (8 for a pointer); 0 for an invalid value. */
 CUDAG_API size_t cudag_type_size(cudag_type t);
@@ -189,12 +191,26 @@ typedef enum cudag_node_kind {
     CUDAG_NODE_KERNEL = 0,
     CUDAG_NODE_MEMSET = 1,
     CUDAG_NODE_MEMCPY = 2,
-    CUDAG_NODE_GEMM = 3,        /* a cuBLASLt matrix multiply */
-    CUDAG_NODE_CAPTURE = 4,     /* the program's work, recorded on a stream */
-    CUDAG_NODE_EVENT_RECORD = 5,/* records the program's CUevent */
-    CUDAG_NODE_EVENT_WAIT = 6,  /* waits for the program's CUevent */
-    CUDAG_NODE_HOST = 7         /* calls a host function */
+    CUDAG_NODE_CONDITIONAL = 3,   /* while, if/else or switch: body graphs the
+                                     device runs as a condition decides */
+    CUDAG_NODE_GEMM = 4,        /* a cuBLASLt matrix multiply */
+    CUDAG_NODE_CAPTURE = 5,     /* the program's work, recorded on a stream */
+    CUDAG_NODE_EVENT_RECORD = 6,/* records the program's CUevent */
+    CUDAG_NODE_EVENT_WAIT = 7,  /* waits for the program's CUevent */
+    CUDAG_NODE_HOST = 8         /* calls a host function */
 } cudag_node_kind;
+
+/* The conditional nodes, valued as the driver's CUgraphConditionalNodeType. */
+typedef enum cudag_cond_type {
+    CUDAG_COND_IF = 0,            /* body 0 when the condition is non-zero,
+                                     body 1 (else, optional) when it is 0 */
+    CUDAG_COND_WHILE = 1,         /* body 0 again and again while non-zero */
+    CUDAG_COND_SWITCH = 2         /* body n when the condition is n; none
+                                     when it is past the last */
+} cudag_cond_type;
+
+/* A condition without a default value (cudag_add_condition). */
+#define CUDAG_COND_NO_DEFAULT (-1)
 
 /* ------------------------------------------------------------------ */
 /* Graphs: loading, building, checking                                 */
@@ -321,12 +337,13 @@ typedef enum cudag_arg_kind {
     CUDAG_ARG_BUFFER = 0,       /* device pointer: buffer + offset elements */
     CUDAG_ARG_INT = 1,
     CUDAG_ARG_FLOAT = 2,
-    CUDAG_ARG_NULL = 3          /* a null device pointer */
+    CUDAG_ARG_NULL = 3,         /* a null device pointer */
+    CUDAG_ARG_COND = 4          /* a condition, for a cond parameter */
 } cudag_arg_kind;
 
 typedef struct cudag_arg {
     cudag_arg_kind kind;
-    const char *buffer;         /* BUFFER */
+    const char *buffer;         /* BUFFER: the buffer; COND: the condition */
     uint64_t offset;            /* BUFFER, in elements of the buffer's type */
     int64_t i;                  /* INT: must be >= 0 for unsigned params and
                                    fit the parameter's type */
@@ -346,6 +363,14 @@ static inline cudag_arg cudag_arg_int(int64_t v)
 static inline cudag_arg cudag_arg_float(double v)
 {
     cudag_arg a = {CUDAG_ARG_FLOAT, NULL, 0, 0, v};
+    return a;
+}
+
+/* The condition `name` for a cond parameter: the kernel may set it
+ * (cudaGraphSetConditional) for the conditional node that reads it. */
+static inline cudag_arg cudag_arg_cond(const char *name)
+{
+    cudag_arg a = {CUDAG_ARG_COND, name, 0, 0, 0.0};
     return a;
 }
 
@@ -460,6 +485,36 @@ CUDAG_API int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
                              cudag_edge_kind kind, cudag_error *err);
 
 /*
+ * Declares condition `name` of root graph g: the value a conditional node
+ * reads, set on the device by kernels that take it as a cond argument.
+ * default_value (0 to 4294967295) is assigned by the driver at the start of
+ * every launch; CUDAG_COND_NO_DEFAULT leaves the value undefined at each
+ * launch's start, so a kernel must set it before its node runs.  A
+ * condition may not have the name of a buffer or a variable.  Errors:
+ * CUDAG_EDUP, CUDAG_ERANGE, CUDAG_EINVAL (g is a body: conditions belong to
+ * the root).
+ */
+CUDAG_API int cudag_add_condition(cudag_graph *g, const char *name,
+                                  int64_t default_value, cudag_error *err);
+
+/*
+ * Adds conditional node `name` to g (a root or a body) reading condition
+ * `cond`: CUDAG_COND_WHILE takes 1 body, CUDAG_COND_IF 1 (then) or 2 (then,
+ * else), CUDAG_COND_SWITCH 1 to 4096 (the cases).  bodies[0..nbodies)
+ * receive the body graphs, empty, to fill with the builder calls (nodes and
+ * edges; buffers, kernels and conditions are the root's).  A body belongs
+ * to g: it lives until g's root is destroyed, cudag_graph_destroy ignores
+ * it, and the names of its nodes start with its prefix ("loop.",
+ * "check.then.", "route.case[2].": cudag_add_kernel(body, "step", …) adds
+ * "loop.step").  Bodies nest at most 16 deep.  On error g is unchanged and
+ * bodies[] is all NULL.
+ */
+CUDAG_API int cudag_add_conditional(cudag_graph *g, const char *name,
+                                    cudag_cond_type type, const char *cond,
+                                    size_t nbodies, cudag_graph **bodies,
+                                    cudag_error *err);
+
+/*
  * Runs every check on the whole graph (names, cycles, edges, arguments,
  * limits) and reports each problem to opts->diag.  Returns CUDAG_OK, or the
  * first error's code with err holding it and the count.  A graph that
@@ -546,7 +601,9 @@ typedef struct cudag_plan_info {
     size_t depth;               /* nodes on the longest path */
     size_t width;               /* most nodes on one level of the ASAP schedule */
     uint64_t buffer_bytes;      /* total size of every declared buffer */
-    /* The kinds added after the first three, appended in kind order. */
+    size_t conditional_nodes;
+    size_t bodies;              /* sub-graphs (conditional bodies) */
+    /* The kinds added after the conditional nodes, in kind order. */
     size_t gemm_nodes, capture_nodes, event_record_nodes, event_wait_nodes,
         host_nodes;
 } cudag_plan_info;
@@ -681,6 +738,21 @@ CUDAG_API int cudag_exec_set_var(cudag_exec *x, const char *name,
 CUDAG_API int cudag_exec_set_var_float(cudag_exec *x, const char *name,
                                        double value, cudag_error *err);
 
+/*
+ * Sets the value condition `name` starts with at every later launch of the
+ * exec (the driver's default value, CU_GRAPH_COND_ASSIGN_DEFAULT, turned on
+ * if the condition had none; 0 to 4294967295).  The driver keeps no value
+ * from one launch to the next: without a default a condition is undefined
+ * when a launch starts.  This rebuilds the CUDA graph and updates the exec
+ * in place (cuGraphExecUpdate): it costs about a build, so it is for
+ * changing a setting between runs, not for each launch — for a value that
+ * changes every launch, have a kernel set the condition from a buffer you
+ * write.  Launches already queued keep the old value.  Errors:
+ * CUDAG_EUNKNOWN, CUDAG_ERANGE, CUDAG_ECUDA (the exec is then unchanged).
+ */
+CUDAG_API int cudag_exec_set_condition(cudag_exec *x, const char *name,
+                                       int64_t value, cudag_error *err);
+
 /* Host-side time of each stage of cudag_instantiate, in nanoseconds. */
 typedef struct cudag_exec_stats {
     uint64_t driver_ns;         /* driver load, device and context */
@@ -744,11 +816,12 @@ CUDAG_API const char *cudag_replay_name(cudag_replay how);
  * nothing: for GRAPH_FULL and GRAPH_SERIAL the CUDA graph, built and
  * instantiated with an upload on the exec's stream; for STREAM_PDL the kinds
  * the edges were built with.  The exec keeps it until it is destroyed or
- * changed (cudag_exec_set_arg, cudag_exec_rebind_buffer, cudag_exec_set_var
- * drop it; the next replay makes it again).  Doing it twice does nothing.
+ * changed (cudag_exec_set_arg, cudag_exec_rebind_buffer, cudag_exec_set_var,
+ * cudag_exec_set_condition drop it; the next replay makes it again).  Doing
+ * it twice does nothing.
  * Errors: CUDAG_EINVAL (NULL exec, bad `how`), CUDAG_ENOTSUP (a stream way
- * for a graph with a node that runs only inside a graph; the message names
- * it), CUDAG_ENOMEM, CUDAG_ECUDA naming the call and node; the exec is then
+ * for a graph with a node that runs only inside a graph, such as a
+ * conditional node; the message names it), CUDAG_ENOMEM, CUDAG_ECUDA naming the call and node; the exec is then
  * as it was.
  */
 CUDAG_API int cudag_exec_prepare(cudag_exec *x, cudag_replay how,

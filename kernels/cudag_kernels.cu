@@ -11,8 +11,10 @@
  * Traffic: the minimum (each input read once, each output written once);
  * the targets are in pointwise.cuh and rows.cuh, the measured figures in
  * docs/kernels.md. */
+#include "cond.cuh"
 #include "pointwise.cuh"
 #include "rows.cuh"
+#include "stencil.cuh"
 #include "util.cuh"
 
 #define KERNEL extern "C" __global__ void __launch_bounds__(1024)
@@ -161,4 +163,68 @@ KERNEL util_nowait_copy_f32(const float *x, float *y, long long n)
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += stride)
         y[i] = x[i];
+}
+
+/* --- Conditions (cond.cuh) -------------------------------------------------- */
+
+KERNEL cond_count_i32(int *counter, long long k, cudaGraphConditionalHandle c)
+{
+    pdl_wait();
+    if (cond_leader())
+        cudaGraphSetConditional(c, count_below(counter, k));
+    pdl_launch_dependents();
+}
+
+KERNEL util_count_i32(int *counter, long long k, int *flag)
+{
+    pdl_wait();
+    if (cond_leader())
+        flag[0] = (int)count_below(counter, k);
+    pdl_launch_dependents();
+}
+
+KERNEL cond_lt_f32(const float *x, float t, cudaGraphConditionalHandle c)
+{
+    pdl_wait();
+    if (cond_leader())
+        cudaGraphSetConditional(c, x[0] < t ? 1u : 0u);
+    pdl_launch_dependents();
+}
+
+KERNEL cond_ge_f32(const float *x, float t, cudaGraphConditionalHandle c)
+{
+    pdl_wait();
+    if (cond_leader())
+        cudaGraphSetConditional(c, x[0] >= t ? 1u : 0u);
+    pdl_launch_dependents();
+}
+
+KERNEL cond_converge_f32(float *r, float tol, int *counter, long long max,
+                         cudaGraphConditionalHandle c)
+{
+    pdl_wait();
+    if (cond_leader()) {
+        const float res = r[0];
+        r[1] = res;
+        r[0] = 0.0f;
+        const unsigned more = count_below(counter, max);
+        cudaGraphSetConditional(c, res >= tol && more ? 1u : 0u);
+    }
+    pdl_launch_dependents();
+}
+
+KERNEL cond_index_i32(const int *x, cudaGraphConditionalHandle c)
+{
+    pdl_wait();
+    if (cond_leader())
+        cudaGraphSetConditional(c, (unsigned)x[0]);
+    pdl_launch_dependents();
+}
+
+/* --- Stencils (stencil.cuh) ------------------------------------------------- */
+
+KERNEL jacobi_f32(const float *u, float *v, const float *f, float *r, int nx,
+                  int ny)
+{
+    jacobi_sweep(u, v, f, r, nx, ny);
 }

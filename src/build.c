@@ -1,6 +1,8 @@
 /* build.c — checked IR → CUDA graph: loads the kernels' code and checks it
  * against the signatures, describes each kernel launch once, decides which
- * programmatic edges are safe, and adds nodes and edges to a CUgraph. */
+ * programmatic edges are safe, and adds nodes and edges to a CUgraph — the
+ * sub-graphs' too (kind.h, "Sub-graphs"), each into the driver graph its
+ * node made for it, in the tree's flat numbering (ir.h, topo.tree). */
 #include "compile.h"
 #include "kind.h"
 #include "modfile.h"
@@ -311,8 +313,9 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
      * kernels (and modules) a graph never launches. */
     for (uint32_t s = 0; s < g->nsigs; s++)
         first[s] = CUDAG__NONE;
-    for (uint32_t n = 0; n < g->nnodes; n++) {
-        uint32_t s = node_code(&g->nodes[n], NULL);
+    uint32_t total = cudag__tree_nnodes(g);
+    for (uint32_t n = 0; n < total; n++) {
+        uint32_t s = node_code(cudag__tree_node(g, n), NULL);
         if (s < g->nsigs && first[s] == CUDAG__NONE) {
             first[s] = n;
             used[s] = true;
@@ -324,7 +327,7 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
         /* Where a problem with the code points: where the first node that
          * uses it names it, else the signature itself. */
         cudag__pos pos;
-        node_code(&g->nodes[first[s]], &pos);
+        node_code(cudag__tree_node(g, first[s]), &pos);
         if (!pos.line)
             pos = g->sigs[s].pos;
         uint32_t m = g->sigs[s].module;
@@ -377,13 +380,15 @@ int cudag__launch_prepare(const cudag__gpu *gpu, const cudag_graph *g,
 {
     memset(l, 0, sizeof *l);
     size_t total = 0;
-    for (uint32_t n = 0; n < g->nnodes; n++) {
-        const cudag__kind_ops *k = cudag__kind(g->nodes[n].kind);
+    uint32_t nn = cudag__tree_nnodes(g);
+    for (uint32_t n = 0; n < nn; n++) {
+        const cudag__node *node = cudag__tree_node(g, n);
+        const cudag__kind_ops *k = cudag__kind(node->kind);
         if (k && k->launch_slots)
-            total += k->launch_slots(&g->nodes[n]);
+            total += k->launch_slots(node);
     }
-    l->nnodes = g->nnodes;
-    l->k = cudag__calloc(g->nnodes, sizeof *l->k);
+    l->nnodes = nn;
+    l->k = cudag__calloc(nn, sizeof *l->k);
     l->params = cudag__calloc(total, sizeof *l->params);
     l->vals = cudag__calloc(total, sizeof *l->vals);
     l->pbuf = cudag__calloc(total, sizeof *l->pbuf);
@@ -394,21 +399,28 @@ int cudag__launch_prepare(const cudag__gpu *gpu, const cudag_graph *g,
                             "out of memory describing kernel launches");
         goto fail;
     }
-    cudag__build_ctx b = {gpu, g, c, bufs, NULL, NULL};
     size_t at = 0;
-    for (uint32_t n = 0; n < g->nnodes; n++) {
-        const cudag__kind_ops *k = cudag__kind(g->nodes[n].kind);
-        if (!k || !k->describe)
-            continue;
-        cudag__launch *L = &l->k[n];
-        uint32_t slots = k->launch_slots ? k->launch_slots(&g->nodes[n]) : 0;
-        L->params = l->params + at;
-        L->vals = l->vals + at;
-        L->pbuf = l->pbuf + at;
-        L->poff = l->poff + at;
-        at += slots;
-        if ((rc = k->describe(&b, n, L, err)) != CUDAG_OK)
-            goto fail;
+    /* Graph by graph: a kind's describe step reads its node in its own
+     * graph (b.g). */
+    for (uint32_t i = 0; i < cudag__tree_ngraphs(g); i++) {
+        const cudag_graph *h = cudag__tree_graph(g, i);
+        cudag__build_ctx b = {gpu, h, c, bufs, NULL, NULL, NULL, NULL, NULL,
+                              NULL};
+        for (uint32_t n = 0; n < h->nnodes; n++) {
+            const cudag__kind_ops *k = cudag__kind(h->nodes[n].kind);
+            if (!k || !k->describe)
+                continue;
+            cudag__launch *L = &l->k[h->node_base + n];
+            uint32_t slots =
+                k->launch_slots ? k->launch_slots(&h->nodes[n]) : 0;
+            L->params = l->params + at;
+            L->vals = l->vals + at;
+            L->pbuf = l->pbuf + at;
+            L->poff = l->poff + at;
+            at += slots;
+            if ((rc = k->describe(&b, n, L, err)) != CUDAG_OK)
+                goto fail;
+        }
     }
     return CUDAG_OK;
 fail:
@@ -418,63 +430,73 @@ fail:
 
 /* ---- edges ------------------------------------------------------------- */
 
+/* How edge e of graph h (a graph of g's tree) is built, into *kind; a
+ * downgrade is reported to d.  Returns the report's status. */
+static int edge_kind(const cudag__gpu *gpu, const cudag_graph *h,
+                     const cudag__code *c, unsigned flags, cudag__diag *d,
+                     uint32_t e, uint8_t *kind, unsigned *downgraded)
+{
+    /* The code is only read here. */
+    cudag__build_ctx b = {gpu, h, (cudag__code *)(uintptr_t)c, NULL, NULL,
+                          NULL, NULL, NULL, NULL, NULL};
+    const cudag__edge *ed = &h->edges[e];
+    *kind = (uint8_t)ed->kind;
+    if (ed->kind == CUDAG_EDGE_FULL)
+        return CUDAG_OK;
+    if (flags & CUDAG_NO_PDL) {
+        *kind = CUDAG_EDGE_FULL;
+        return CUDAG_OK;
+    }
+    const cudag__node *from = &h->nodes[ed->from], *to = &h->nodes[ed->to];
+    char why[600];
+    why[0] = '\0';
+    const cudag__kind_ops *fk = cudag__kind(from->kind);
+    const cudag__kind_ops *tk = cudag__kind(to->kind);
+    if ((fk && fk->pdl_full) || (tk && tk->pdl_full)) {
+        /* The checker warned at the edge already. */
+        *kind = CUDAG_EDGE_FULL;
+        (*downgraded)++;
+        return CUDAG_OK;
+    }
+    if (!fk || !tk || !fk->pdl_end || !tk->pdl_end) {
+        snprintf(why, sizeof why, "both ends must be kernel nodes");
+    } else if (gpu->cc_major < 9) {
+        snprintf(why, sizeof why,
+                 "the device (%s, compute capability %d.%d) has no "
+                 "programmatic dependent launch (needs 9.0)",
+                 gpu->name, gpu->cc_major, gpu->cc_minor);
+    } else if (tk->pdl_wait) {
+        tk->pdl_wait(&b, to, why, sizeof why);
+    }
+    if (!why[0])
+        return CUDAG_OK;
+    *kind = CUDAG_EDGE_FULL;
+    cudag__pos pos = ed->pos.line ? ed->pos : to->pos;
+    const char *kname = cudag_edge_kind_name(ed->kind);
+    if (flags & CUDAG_STRICT)
+        return cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EPDL, pos,
+                             "%s edge '%s' -> '%s' is not safe: %s", kname,
+                             from->name, to->name, why);
+    (*downgraded)++;
+    return cudag__report(d, CUDAG_SEV_WARNING, CUDAG_EPDL, pos,
+                         "%s edge '%s' -> '%s' built as a full edge: %s",
+                         kname, from->name, to->name, why);
+}
+
 int cudag__edge_kinds(const cudag__gpu *gpu, const cudag_graph *g,
                       const cudag__code *c, unsigned flags, cudag__diag *d,
                       uint8_t *kinds, unsigned *downgraded)
 {
     *downgraded = 0;
     int rc = CUDAG_OK;
-    /* The code is only read here. */
-    cudag__build_ctx b = {gpu, g, (cudag__code *)(uintptr_t)c, NULL, NULL,
-                          NULL};
-    for (uint32_t i = 0; i < g->nedges; i++) {
-        const cudag__edge *e = &g->edges[i];
-        kinds[i] = (uint8_t)e->kind;
-        if (e->kind == CUDAG_EDGE_FULL)
-            continue;
-        if (flags & CUDAG_NO_PDL) {
-            kinds[i] = CUDAG_EDGE_FULL;
-            continue;
+    for (uint32_t i = 0; i < cudag__tree_ngraphs(g); i++) {
+        const cudag_graph *h = cudag__tree_graph(g, i);
+        for (uint32_t e = 0; e < h->nedges; e++) {
+            int r = edge_kind(gpu, h, c, flags, d, e,
+                              &kinds[h->edge_base + e], downgraded);
+            if (r != CUDAG_OK && rc == CUDAG_OK)
+                rc = r;
         }
-        const cudag__node *from = &g->nodes[e->from], *to = &g->nodes[e->to];
-        char why[600];
-        why[0] = '\0';
-        const cudag__kind_ops *fk = cudag__kind(from->kind);
-        const cudag__kind_ops *tk = cudag__kind(to->kind);
-        if ((fk && fk->pdl_full) || (tk && tk->pdl_full)) {
-            /* The checker warned at the edge already. */
-            kinds[i] = CUDAG_EDGE_FULL;
-            (*downgraded)++;
-            continue;
-        }
-        if (!fk || !tk || !fk->pdl_end || !tk->pdl_end) {
-            snprintf(why, sizeof why, "both ends must be kernel nodes");
-        } else if (gpu->cc_major < 9) {
-            snprintf(why, sizeof why,
-                     "the device (%s, compute capability %d.%d) has no "
-                     "programmatic dependent launch (needs 9.0)",
-                     gpu->name, gpu->cc_major, gpu->cc_minor);
-        } else if (tk->pdl_wait) {
-            tk->pdl_wait(&b, to, why, sizeof why);
-        }
-        if (!why[0])
-            continue;
-        kinds[i] = CUDAG_EDGE_FULL;
-        cudag__pos pos = e->pos.line ? e->pos : to->pos;
-        const char *kind = cudag_edge_kind_name(e->kind);
-        int r;
-        if (flags & CUDAG_STRICT) {
-            r = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_EPDL, pos,
-                              "%s edge '%s' -> '%s' is not safe: %s", kind,
-                              from->name, to->name, why);
-        } else {
-            (*downgraded)++;
-            r = cudag__report(d, CUDAG_SEV_WARNING, CUDAG_EPDL, pos,
-                              "%s edge '%s' -> '%s' built as a full edge: %s",
-                              kind, from->name, to->name, why);
-        }
-        if (r != CUDAG_OK && rc == CUDAG_OK)
-            rc = r;
     }
     return rc;
 }
@@ -483,6 +505,7 @@ int cudag__edge_kinds(const cudag__gpu *gpu, const cudag_graph *g,
 
 void cudag__built_free(const cudag__gpu *gpu, cudag__built *b)
 {
+    /* The driver frees the body graphs with their conditional nodes. */
     if (b->graph)
         gpu->drv->cuGraphDestroy(b->graph);
     /* After the graph: nothing in it points at what the list holds now. */
@@ -492,6 +515,7 @@ void cudag__built_free(const cudag__gpu *gpu, cudag__built *b)
         k->release(gpu, k);
     }
     cudag__free(b->nodes);
+    cudag__free(b->handles);
     memset(b, 0, sizeof *b);
 }
 
@@ -506,7 +530,7 @@ uint32_t cudag__built_find(const cudag__built *b, CUgraphNode h)
     return CUDAG__NONE;
 }
 
-static int add_node(const cudag__build_ctx *bc, uint32_t n, cudag__built *b,
+static int add_node(const cudag__build_ctx *bc, uint32_t n, CUgraph graph,
                     cudag_error *err)
 {
     const cudag__node *nd = &bc->g->nodes[n];
@@ -514,12 +538,13 @@ static int add_node(const cudag__build_ctx *bc, uint32_t n, cudag__built *b,
     if (!k)
         return cudag__fail_at(err, CUDAG_EINVAL, nd->pos,
                               "node '%s' has an invalid kind", nd->name);
-    return k->add(bc, n, b->graph, &b->nodes[n], err);
+    return k->add(bc, n, graph, &bc->tree_nodes[bc->g->node_base + n], err);
 }
 
 static int add_edge(const cudag__gpu *gpu, const cudag_graph *g,
-                    cudag__built *b, uint32_t from, uint32_t to,
-                    cudag_edge_kind kind, cudag__pos pos, cudag_error *err)
+                    CUgraph graph, const CUgraphNode *nodes, uint32_t from,
+                    uint32_t to, cudag_edge_kind kind, cudag__pos pos,
+                    cudag_error *err)
 {
     CUgraphEdgeData ed;
     memset(&ed, 0, sizeof ed);
@@ -530,8 +555,8 @@ static int add_edge(const cudag__gpu *gpu, const cudag_graph *g,
         ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
         ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
     }
-    CUresult r = gpu->drv->cuGraphAddDependencies(b->graph, &b->nodes[from],
-                                                  &b->nodes[to], &ed, 1);
+    CUresult r = gpu->drv->cuGraphAddDependencies(graph, &nodes[from],
+                                                  &nodes[to], &ed, 1);
     if (r != CUDA_SUCCESS)
         return cudag__cu_fail(err, gpu->drv, r,
                               pos.line ? pos : g->nodes[to].pos,
@@ -553,24 +578,100 @@ static cudag_edge_kind serial_kind(const cudag_graph *g, const uint8_t *kinds,
         return CUDAG_EDGE_FULL;
     for (uint32_t i = t->out_start[from]; i < t->out_start[from + 1]; i++)
         if (g->edges[t->out_edge[i]].to == to)
-            return (cudag_edge_kind)kinds[t->out_edge[i]];
+            return (cudag_edge_kind)kinds[g->edge_base + t->out_edge[i]];
     return CUDAG_EDGE_FULL;
+}
+
+/* What the build of one tree passes down to each graph of it. */
+typedef struct build_state {
+    cudag__build_ctx ctx;       /* ctx.g and ctx.l change per graph */
+    const cudag__launches *all; /* the whole tree's descriptions */
+    const uint8_t *kinds;       /* per edge of the tree, or NULL */
+    int mode;
+} build_state;
+
+/* Adds graph h's nodes and edges to `graph`: each node's prepare step
+ * first (a condition's handle exists before the kernels that set it), then
+ * the nodes in index order (a node with sub-graphs fills them through
+ * build_sub), then the edges in the checker's (from, to) order. */
+static int build_into(const build_state *st, const cudag_graph *h,
+                      CUgraph graph, cudag_error *err)
+{
+    build_state in = *st;
+    cudag__launches l;
+    if (st->all) {
+        /* The kinds index descriptions by their node in h. */
+        l = *st->all;
+        l.k += h->node_base;
+        l.nnodes = h->nnodes;
+        in.ctx.l = &l;
+    }
+    in.ctx.g = h;
+    const cudag__build_ctx *bc = &in.ctx;
+    int rc;
+    for (uint32_t n = 0; n < h->nnodes; n++) {
+        const cudag__kind_ops *k = cudag__kind(h->nodes[n].kind);
+        if (k && k->prepare && (rc = k->prepare(bc, n, graph, err)) != CUDAG_OK)
+            return rc;
+    }
+    for (uint32_t n = 0; n < h->nnodes; n++)
+        if ((rc = add_node(bc, n, graph, err)) != CUDAG_OK)
+            return rc;
+    const CUgraphNode *nodes = bc->tree_nodes + h->node_base;
+    const cudag__topo *t = &h->topo;
+    if (st->mode == CUDAG__BUILD_SERIAL) {
+        for (uint32_t i = 1; i < h->nnodes; i++) {
+            uint32_t from = t->order ? t->order[i - 1] : i - 1;
+            uint32_t to = t->order ? t->order[i] : i;
+            rc = add_edge(bc->gpu, h, graph, nodes, from, to,
+                          serial_kind(h, st->kinds, from, to),
+                          h->nodes[to].pos, err);
+            if (rc != CUDAG_OK)
+                return rc;
+        }
+        return CUDAG_OK;
+    }
+    for (uint32_t i = 0; i < h->nedges; i++) {
+        /* The checker's CSR lists edges sorted by (from, to); a graph it
+         * has not sorted (none today) falls back to declaration order. */
+        uint32_t e = t->out_edge ? t->out_edge[i] : i;
+        const cudag__edge *ed = &h->edges[e];
+        cudag_edge_kind kind = CUDAG_EDGE_FULL;
+        if (st->mode == CUDAG__BUILD_EDGES && st->kinds)
+            kind = (cudag_edge_kind)st->kinds[h->edge_base + e];
+        rc = add_edge(bc->gpu, h, graph, nodes, ed->from, ed->to, kind,
+                      ed->pos, err);
+        if (rc != CUDAG_OK)
+            return rc;
+    }
+    return CUDAG_OK;
+}
+
+/* ctx.build_sub (kind.h): the ctx is the one build_into handed the kind,
+ * the first member of its build_state. */
+static int build_sub(const cudag__build_ctx *b, const cudag_graph *sub,
+                     CUgraph graph, cudag_error *err)
+{
+    const build_state *st = (const build_state *)(const void *)b;
+    return build_into(st, sub, graph, err);
 }
 
 int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
                  const cudag__launches *l, const CUdeviceptr *bufs,
-                 const uint8_t *kinds, int mode, cudag__built *b,
-                 cudag_error *err)
+                 const uint8_t *kinds, const int64_t *starts, int mode,
+                 cudag__built *b, cudag_error *err)
 {
     memset(b, 0, sizeof *b);
     int rc = CUDAG_OK;
-    b->nodes = cudag__calloc(g->nnodes, sizeof *b->nodes);
-    if (!b->nodes) {
+    uint32_t nn = cudag__tree_nnodes(g);
+    b->nodes = cudag__calloc(nn, sizeof *b->nodes);
+    b->handles = cudag__calloc((size_t)g->nconds + 1, sizeof *b->handles);
+    if (!b->nodes || !b->handles) {
         rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
                             "out of memory building the graph");
         goto fail;
     }
-    b->nnodes = g->nnodes;
+    b->nnodes = nn;
     CUresult r = gpu->drv->cuGraphCreate(&b->graph, 0);
     if (r != CUDA_SUCCESS) {
         b->graph = NULL;
@@ -580,34 +681,20 @@ int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
     /* Nodes first, edges after: every dependency then goes through one
      * call that carries its edge data, in an order that does not depend on
      * how the nodes were declared. */
-    cudag__build_ctx bc = {gpu, g, NULL, bufs, l, &b->keep};
-    for (uint32_t n = 0; n < g->nnodes; n++)
-        if ((rc = add_node(&bc, n, b, err)) != CUDAG_OK)
-            goto fail;
-    const cudag__topo *t = &g->topo;
-    if (mode == CUDAG__BUILD_SERIAL) {
-        for (uint32_t i = 1; i < g->nnodes; i++) {
-            uint32_t from = t->order ? t->order[i - 1] : i - 1;
-            uint32_t to = t->order ? t->order[i] : i;
-            rc = add_edge(gpu, g, b, from, to, serial_kind(g, kinds, from, to),
-                          g->nodes[to].pos, err);
-            if (rc != CUDAG_OK)
-                goto fail;
-        }
-        return CUDAG_OK;
-    }
-    for (uint32_t i = 0; i < g->nedges; i++) {
-        /* The checker's CSR lists edges sorted by (from, to); a graph it
-         * has not sorted (none today) falls back to declaration order. */
-        uint32_t e = t->out_edge ? t->out_edge[i] : i;
-        const cudag__edge *ed = &g->edges[e];
-        cudag_edge_kind kind = CUDAG_EDGE_FULL;
-        if (mode == CUDAG__BUILD_EDGES && kinds)
-            kind = (cudag_edge_kind)kinds[e];
-        rc = add_edge(gpu, g, b, ed->from, ed->to, kind, ed->pos, err);
-        if (rc != CUDAG_OK)
-            goto fail;
-    }
+    build_state st;
+    memset(&st, 0, sizeof st);
+    st.ctx.gpu = gpu;
+    st.ctx.bufs = bufs;
+    st.ctx.handles = b->handles;
+    st.ctx.starts = starts;
+    st.ctx.build_sub = build_sub;
+    st.ctx.tree_nodes = b->nodes;
+    st.ctx.keep = &b->keep;
+    st.all = l;
+    st.kinds = kinds;
+    st.mode = mode;
+    if ((rc = build_into(&st, g, b->graph, err)) != CUDAG_OK)
+        goto fail;
     return CUDAG_OK;
 fail:
     cudag__built_free(gpu, b);

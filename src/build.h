@@ -19,6 +19,7 @@ typedef struct cudag__gpu {
     CUstream stream;
     int cc_major, cc_minor;     /* compute capability */
     int smem_optin;             /* most shared memory a block may opt in to */
+    int driver_version;         /* cuDriverGetVersion; 0 when unknown */
     char name[256];             /* the device's name */
 } cudag__gpu;
 
@@ -85,7 +86,8 @@ typedef struct cudag__launch {
 
 typedef struct cudag__launches {
     uint32_t nnodes;
-    cudag__launch *k;           /* per node; zeroed for memset/memcpy nodes */
+    cudag__launch *k;           /* per node of the tree; zeroed for nodes
+                                   that launch no kernel */
     /* The per-parameter arrays of every node, one allocation each. */
     void **params;
     uint64_t *vals;
@@ -94,7 +96,8 @@ typedef struct cudag__launches {
 } cudag__launches;
 
 /*
- * Describes every kernel node of g with the buffers' device pointers bufs[]
+ * Describes every kernel node of g's tree (l->k in the flat numbering,
+ * ir.h topo.tree) with the buffers' device pointers bufs[]
  * (one per buffer).  Raises a function's dynamic shared memory limit when a
  * node asks for more than 48 KiB, and refuses more than the device allows
  * (CUDAG_ELIMIT at the node's smem).  On error *l is zeroed.
@@ -107,7 +110,8 @@ void cudag__launch_free(cudag__launches *l);
 /* ---- edges ------------------------------------------------------------- */
 
 /*
- * Decides how each edge of g is built (kinds[i] for edge i): as written, or
+ * Decides how each edge of g's tree is built (kinds[i] for edge i of the
+ * flat numbering): as written, or
  * downgraded to full when the device (compute capability < 9.0) or the
  * downstream kernel (cudag__code_can_wait) cannot honour a programmatic or
  * launch-order edge.  Each downgrade is reported to d as a warning naming the
@@ -142,25 +146,30 @@ typedef struct cudag__keep {
 
 typedef struct cudag__built {
     CUgraph graph;
-    CUgraphNode *nodes;         /* per IR node */
+    CUgraphNode *nodes;         /* per node of the tree (flat numbering) */
     uint32_t nnodes;
+    CUgraphConditionalHandle *handles;  /* per condition */
     cudag__keep *keep;          /* released after the graph is destroyed */
 } cudag__built;
 
 /*
  * Creates the CUgraph: one node per IR node in index order, then the
  * dependencies one edge at a time in a deterministic order (the checker's
- * CSR order by (from, to)).  kinds may be NULL for all-full.  Driver failures
- * name the node or edge and carry its position.  On error *b is zeroed and
- * nothing is left to free.
+ * CSR order by (from, to)); each sub-graph likewise into the driver graph
+ * its node made (a conditional body), with each graph's own topological
+ * order in SERIAL mode.  l and kinds cover the tree's flat numbering; kinds
+ * may be NULL for all-full.  starts: per condition, the default value to
+ * build with (CUDAG_COND_NO_DEFAULT: none), or NULL for the declared ones.
+ * Driver failures name the node or edge and carry its position.  On error
+ * *b is zeroed and nothing is left to free.
  */
 int cudag__build(const cudag__gpu *gpu, const cudag_graph *g,
                  const cudag__launches *l, const CUdeviceptr *bufs,
-                 const uint8_t *kinds, int mode, cudag__built *b,
-                 cudag_error *err);
+                 const uint8_t *kinds, const int64_t *starts, int mode,
+                 cudag__built *b, cudag_error *err);
 void cudag__built_free(const cudag__gpu *gpu, cudag__built *b);
 
-/* The node whose handle is h, or CUDAG__NONE. */
+/* The node (flat numbering) whose handle is h, or CUDAG__NONE. */
 uint32_t cudag__built_find(const cudag__built *b, CUgraphNode h);
 
 /* The driver parameters of a memset or memcpy node for buffers at bufs[]. */

@@ -1,7 +1,9 @@
 /* check.c — the whole-graph checks on the IR (signatures, buffers, each
- * node through its kind's check step, edges, dependency cycles) and, for a
- * graph that passes, the topology later stages use: a deterministic
- * topological order, levels and CSR adjacency.  Also cudag_check().
+ * node through its kind's check step, edges, dependency cycles, and the
+ * same for every sub-graph of the tree; conditions and who sets them) and,
+ * for a graph that passes, the topology later stages use: a deterministic
+ * topological order, levels and CSR adjacency per graph, and the tree's
+ * flat numbering.  Also cudag_check().
  *
  * Everything here is linear or O(E log E) in the size of the graph and uses
  * no recursion, so a 100 000-node chain checks in milliseconds without
@@ -131,12 +133,22 @@ static void check_nodes(cudag__checker *c)
     for (uint32_t i = 0; i < g->nnodes && !cudag__check_full(c); i++) {
         const cudag__node *n = &g->nodes[i];
         const cudag__kind_ops *k = cudag__kind(n->kind);
-        if (k)
-            k->check(c, n);
-        else
+        if (!k) {
             cudag__check_fail(c, CUDAG_EINVAL, n->pos,
                               "node '%s' has an invalid kind %d", n->name,
                               (int)n->kind);
+            continue;
+        }
+        if (g->parent && !k->in_body) {
+            cudag__check_fail(c, CUDAG_EKEY, n->pos,
+                              "node '%s': a %s node cannot be in the body of "
+                              "'%s' (the driver allows kernel, memset, memcpy "
+                              "and conditional nodes there)",
+                              n->name, k->name,
+                              g->parent->nodes[g->owner].name);
+            continue;
+        }
+        k->check(c, n);
     }
 }
 
@@ -587,37 +599,232 @@ static bool check_graph(cudag__checker *c, cudag__topo *t, work *w)
     return true;
 }
 
+/* ---- sub-graphs and conditions ------------------------------------------ */
+
+/* The checks of graph c->g: its nodes (and through their kinds its
+ * sub-graphs), edges and cycles, its topology into *t.  False on OOM. */
+static bool check_one(cudag__checker *c, cudag__topo *t)
+{
+    work w;
+    memset(&w, 0, sizeof w);
+    check_nodes(c);
+    bool ok = cudag__check_full(c) || check_graph(c, t, &w);
+    work_free(&w);
+    return ok && !c->oom;
+}
+
+/* c->check_sub (checker.h): a sub-graph checked in the pass of its root. */
+static void check_sub(cudag__checker *c, cudag_graph *sub)
+{
+    cudag_graph *outer = c->g;
+    unsigned nerr = c->d->nerr;
+    cudag__topo t;
+    memset(&t, 0, sizeof t);
+    c->g = sub;
+    if (!check_one(c, &t))
+        c->oom = true;
+    c->g = outer;
+    if (c->commit && !c->oom && c->d->nerr == nerr) {
+        cudag__topo_free(&sub->topo);
+        sub->topo = t;
+        sub->checked = true;
+    } else {
+        cudag__topo_free(&t);
+    }
+}
+
+static const char *const cond_word[] = {"if", "while", "switch"};
+
+/* What a conditional node does when no kernel sets its condition. */
+static void check_unset(cudag__checker *c, uint32_t i)
+{
+    const cudag_graph *g = c->g;
+    const cudag__cond *cd = &g->conds[i];
+    const cudag__cond_user *u = &c->cond_node[i];
+    const cudag__node *n = &u->g->nodes[u->node];
+    const cudag__conditional *cn = &n->u.cnd;
+    const char *what = cond_word[cn->type];
+    if (!cd->has_default) {
+        cudag__check_fail(c, CUDAG_ECHECK, u->pos,
+                          "condition '%s' has no default and no kernel sets "
+                          "it: its value is undefined when %s node '%s' runs",
+                          cd->name, what, n->name);
+        return;
+    }
+    if (cn->type == CUDAG_COND_WHILE && cd->value) {
+        cudag__check_fail(c, CUDAG_ECHECK, u->pos,
+                          "no kernel sets condition '%s': while node '%s' "
+                          "would run its body forever (its default is %u)",
+                          cd->name, n->name, cd->value);
+        return;
+    }
+    char does[160];
+    if (cn->type == CUDAG_COND_WHILE)
+        snprintf(does, sizeof does, "never runs its body");
+    else if (cn->type == CUDAG_COND_IF)
+        snprintf(does, sizeof does, "always %s",
+                 cd->value ? "runs its then body"
+                 : cn->nbodies == 2 ? "runs its else body"
+                                    : "skips its body");
+    else if (cd->value < cn->nbodies)
+        snprintf(does, sizeof does, "always runs case %u", cd->value);
+    else
+        snprintf(does, sizeof does, "never runs a case");
+    cudag__check_warn(c, CUDAG_ECHECK, u->pos,
+                      "no kernel sets condition '%s': %s node '%s' %s (its "
+                      "default is %u)",
+                      cd->name, what, n->name, does, cd->value);
+}
+
+/* Every condition: read by one conditional node, set by kernels in that
+ * node's graph or its bodies (where the handle is valid).  nset: 2 × (conds
+ * + 1) zeroed words of scratch. */
+static void check_conds(cudag__checker *c, uint32_t *nset)
+{
+    const cudag_graph *g = c->g;
+    uint32_t *in_body = nset + g->nconds + 1;
+    for (uint32_t i = 0; i < c->nsetters && !cudag__check_full(c); i++) {
+        const cudag__cond_setter *s = &c->setters[i];
+        const cudag__cond_user *u = &c->cond_node[s->cond];
+        nset[s->cond]++;
+        if (!u->g)
+            continue;
+        const cudag__node *owner = &u->g->nodes[u->node];
+        if (!cudag__graph_within(s->at.g, u->g)) {
+            cudag__check_fail(
+                c, CUDAG_ECHECK, s->at.pos,
+                "node '%s' sets condition '%s' outside the graph of %s node "
+                "'%s': a kernel that sets it must run beside that node or "
+                "inside its bodies",
+                s->at.g->nodes[s->at.node].name, g->conds[s->cond].name,
+                cond_word[owner->u.cnd.type], owner->name);
+            continue;
+        }
+        if (s->at.g != u->g)
+            in_body[s->cond]++;
+    }
+    for (uint32_t i = 0; i < g->nconds && !cudag__check_full(c); i++) {
+        const cudag__cond_user *u = &c->cond_node[i];
+        if (!u->g) {
+            cudag__check_warn(c, CUDAG_ECHECK, g->conds[i].pos,
+                              "condition '%s' is never used",
+                              g->conds[i].name);
+            continue;
+        }
+        const cudag__node *n = &u->g->nodes[u->node];
+        if (!nset[i])
+            check_unset(c, i);
+        else if (n->u.cnd.type == CUDAG_COND_WHILE && !in_body[i])
+            cudag__check_warn(c, CUDAG_ECHECK, u->pos,
+                              "no kernel in the body of while node '%s' sets "
+                              "condition '%s': once the body runs, it runs "
+                              "forever",
+                              n->name, g->conds[i].name);
+    }
+}
+
+/* ---- the tree's numbering ---------------------------------------------- */
+
+/* Counts the graphs, nodes and edges of g's tree; false past the node or
+ * edge limit. */
+static bool count_tree(const cudag_graph *g, uint32_t *graphs,
+                       uint64_t *nodes, uint64_t *edges)
+{
+    (*graphs)++;
+    *nodes += g->nnodes;
+    *edges += g->nedges;
+    for (uint32_t i = 0; i < g->nsubs; i++)
+        if (!count_tree(g->subs[i], graphs, nodes, edges))
+            return false;
+    return *nodes <= CUDAG__MAX_NODES && *edges <= CUDAG__MAX_EDGES;
+}
+
+/* Lays g's tree out flat, depth first, from position *k of t->tree. */
+static void lay_out(cudag_graph *g, cudag__topo *t, uint32_t *k,
+                    uint32_t *node, uint32_t *edge)
+{
+    t->tree[(*k)++] = g;
+    g->node_base = *node;
+    g->edge_base = *edge;
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        t->tree_node[*node + i] = &g->nodes[i];
+    *node += g->nnodes;
+    *edge += g->nedges;
+    for (uint32_t i = 0; i < g->nsubs; i++)
+        lay_out(g->subs[i], t, k, node, edge);
+}
+
+/* The root's flat numbering into t (ir.h, topo.tree).  A root without
+ * sub-graphs needs no arrays.  False on OOM or past the limits (then
+ * reported). */
+static bool number_tree(cudag__checker *c, cudag_graph *g, cudag__topo *t)
+{
+    uint32_t graphs = 0;
+    uint64_t nodes = 0, edges = 0;
+    if (!count_tree(g, &graphs, &nodes, &edges)) {
+        cudag__check_fail(c, CUDAG_ELIMIT, CUDAG__NOPOS,
+                          "graph '%s' and its bodies have more than %u nodes "
+                          "or %u edges",
+                          g->name, CUDAG__MAX_NODES, CUDAG__MAX_EDGES);
+        return true;
+    }
+    t->ntree = graphs;
+    t->tree_nodes = (uint32_t)nodes;
+    t->tree_edges = (uint32_t)edges;
+    if (!g->nsubs)
+        return true;
+    t->tree = cudag__malloc(graphs * sizeof *t->tree);
+    t->tree_node = cudag__malloc((nodes + 1) * sizeof *t->tree_node);
+    if (!t->tree || !t->tree_node)
+        return false;
+    uint32_t k = 0, node = 0, edge = 0;
+    lay_out(g, t, &k, &node, &edge);
+    return true;
+}
+
 /* ---- the pass ------------------------------------------------------------ */
 
 int cudag__check(cudag_graph *g, cudag__diag *d)
 {
-    cudag__checker c = {g, d, CUDAG_OK, false, NULL};
+    cudag__checker c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.d = d;
+    c.first = CUDAG_OK;
+    c.commit = !g->checked;
+    c.check_sub = check_sub;
     cudag__topo t;
-    work w;
     memset(&t, 0, sizeof t);
-    memset(&w, 0, sizeof w);
     uint32_t *uses = cudag__calloc((size_t)g->nbuffers + 1, sizeof *uses);
     c.uses = uses;
-    if (!uses)
+    c.cond_node = cudag__calloc((size_t)g->nconds + 1, sizeof *c.cond_node);
+    /* Allocated up front, so that running out of memory is reported before
+     * any other error. */
+    uint32_t *nset = cudag__calloc((size_t)g->nconds + 1, 2 * sizeof *nset);
+    if (!uses || !c.cond_node || !nset)
         goto oom;
 
     check_sigs(&c);
     if (!cudag__check_full(&c))
         check_buffers(&c);
+    if (!cudag__check_full(&c) && !check_one(&c, &t))
+        goto oom;
     if (!cudag__check_full(&c))
-        check_nodes(&c);
-    if (!cudag__check_full(&c) && !check_graph(&c, &t, &w))
+        check_conds(&c, nset);
+    if (c.oom)
         goto oom;
     for (uint32_t i = 0; i < g->nbuffers && !cudag__check_full(&c); i++)
         if (uses[i] == 0)
             cudag__check_warn(&c, CUDAG_ECHECK, g->buffers[i].pos,
                               "buffer '%s' is never used", g->buffers[i].name);
-    work_free(&w);
+    if (c.first == CUDAG_OK && !cudag__check_full(&c) && c.commit &&
+        !number_tree(&c, g, &t))
+        goto oom;
 
     /* A graph that already passed has this very topology (the check is
      * deterministic and any change un-checks it), so it is left alone: then
      * several threads may check a checked graph at once, reading only. */
-    if (c.first == CUDAG_OK && !cudag__check_full(&c) && !g->checked) {
+    if (c.first == CUDAG_OK && !cudag__check_full(&c) && c.commit) {
         for (uint32_t i = 0; i < g->nbuffers; i++)
             g->buffers[i].uses = uses[i];
         g->topo = t;
@@ -632,12 +839,18 @@ int cudag__check(cudag_graph *g, cudag__diag *d)
             cudag__graph_touch(g);
     }
     cudag__free(uses);
+    cudag__free(nset);
+    cudag__free(c.cond_node);
+    cudag__free(c.setters);
     return c.first;
 
 oom:
-    work_free(&w);
     cudag__topo_free(&t);
     cudag__free(uses);
+    cudag__free(nset);
+    cudag__free(c.cond_node);
+    cudag__free(c.setters);
+    c.g = g;
     return cudag__check_fail(&c, CUDAG_ENOMEM, CUDAG__NOPOS,
                              "out of memory checking graph '%s'", g->name);
 }
@@ -649,6 +862,7 @@ int cudag_check(cudag_graph *g, const cudag_options *opts, cudag_error *err)
     if (!g)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_check: graph is NULL");
-    cudag__check(g, &d);
+    /* A body is checked with its whole tree. */
+    cudag__check(g->root, &d);
     return cudag__diag_finish(&d);
 }

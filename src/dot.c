@@ -1,6 +1,7 @@
 /* dot.c — a checked graph as Graphviz DOT: one box per node with its kernel,
  * grid and block, edges styled by kind, the critical path in red, repetition
- * groups as nested clusters, and a legend.  Each node kind draws its own
+ * groups as nested clusters, each sub-graph (a conditional node's body) as a
+ * cluster attached to its node, and a legend.  Each node kind draws its own
  * label and shape (kind.h). */
 #include "kind.h"
 
@@ -24,12 +25,13 @@ static const char *const edge_style[3] = {
 /* A node whose kind gives no shape is drawn as the graph's default node. */
 #define DEFAULT_SHAPE "shape=box, style=rounded"
 
+/* Node i of graph g, named n<k> after its flat number (ir.h topo.tree). */
 static void put_node(cudag__sb *b, const cudag_graph *g, uint32_t i,
                      bool critical)
 {
     const cudag__node *n = &g->nodes[i];
     const cudag__kind_ops *k = cudag__kind(n->kind);
-    cudag__sb_printf(b, "  n%u [label=\"", i);
+    cudag__sb_printf(b, "  n%u [label=\"", g->node_base + i);
     cudag__sb_dot_escape(b, n->name);
     cudag__sb_puts(b, "\\n");
     if (k)
@@ -84,7 +86,7 @@ static void mark_critical(const cudag_graph *g, bool *node_on, bool *edge_on)
 static void put_clusters(cudag__sb *b, const cudag_graph *g,
                          const uint32_t *child_start, const uint32_t *child,
                          const uint32_t *node_start, const uint32_t *member,
-                         uint32_t *stack, uint32_t *next)
+                         uint32_t *stack, uint32_t *next, unsigned indent)
 {
     uint32_t ng = g->ngroups;
     for (uint32_t r = 0; r < ng; r++) {
@@ -98,15 +100,22 @@ static void put_clusters(cudag__sb *b, const cudag_graph *g,
         while (depth > 0) {
             uint32_t gi = stack[depth - 1];
             if (entering) {
-                cudag__sb_printf(b, "%*ssubgraph \"cluster_%u\" {\n",
-                                 (int)(2 * depth), "", gi);
-                cudag__sb_printf(b, "%*slabel=\"", (int)(2 * depth + 2), "");
+                int in = (int)(2 * depth + indent);
+                /* A sub-graph's groups are named after it, so that cluster
+                 * names stay distinct across the tree. */
+                if (g->parent)
+                    cudag__sb_printf(b, "%*ssubgraph \"cluster_%u_%u\" {\n",
+                                     in, "", g->node_base, gi);
+                else
+                    cudag__sb_printf(b, "%*ssubgraph \"cluster_%u\" {\n", in,
+                                     "", gi);
+                cudag__sb_printf(b, "%*slabel=\"", in + 2, "");
                 cudag__sb_dot_escape(b, g->groups[gi].name);
                 cudag__sb_puts(b, "\"; style=\"rounded,dashed\"; "
                                   "color=gray50; fontcolor=gray30;\n");
                 for (uint32_t j = node_start[gi]; j < node_start[gi + 1]; j++)
-                    cudag__sb_printf(b, "%*sn%u;\n", (int)(2 * depth + 2), "",
-                                     member[j]);
+                    cudag__sb_printf(b, "%*sn%u;\n", in + 2, "",
+                                     g->node_base + member[j]);
                 entering = false;
             }
             if (next[depth - 1] < child_start[gi + 1]) {
@@ -116,7 +125,7 @@ static void put_clusters(cudag__sb *b, const cudag_graph *g,
                 entering = true;
                 continue;
             }
-            cudag__sb_printf(b, "%*s}\n", (int)(2 * depth), "");
+            cudag__sb_printf(b, "%*s}\n", (int)(2 * depth + indent), "");
             depth--;
         }
     }
@@ -182,6 +191,95 @@ static void put_legend(cudag__sb *b, const cudag_graph *g, bool critical)
     cudag__sb_puts(b, "  }\n");
 }
 
+/* The repetition groups of g as clusters (when there are any), indented
+ * by `indent`.  False on OOM. */
+static bool put_groups(cudag__sb *b, const cudag_graph *g, unsigned indent)
+{
+    uint32_t ng = g->ngroups;
+    if (!ng)
+        return true;
+    /* child_start, child, node_start, member, stack, next */
+    size_t words = 4 * ((size_t)ng + 1) + (size_t)ng + g->nnodes;
+    uint32_t *lists = cudag__malloc(words * sizeof *lists);
+    if (!lists)
+        return false;
+    uint32_t *child_start = lists, *child = child_start + ng + 1,
+             *node_start = child + ng, *member = node_start + ng + 1,
+             *stack = member + g->nnodes, *next = stack + ng + 1;
+    group_lists(g, false, child_start, child);
+    group_lists(g, true, node_start, member);
+    put_clusters(b, g, child_start, child, node_start, member, stack, next,
+                 indent);
+    cudag__free(lists);
+    return true;
+}
+
+static void put_edges(cudag__sb *b, const cudag_graph *g, const bool *edge_on)
+{
+    for (uint32_t i = 0; i < g->nedges; i++) {
+        const cudag__edge *e = &g->edges[i];
+        const char *style = edge_style[e->kind];
+        bool on = edge_on && edge_on[i];
+        cudag__sb_printf(b, "  n%u -> n%u", g->node_base + e->from,
+                         g->node_base + e->to);
+        if (*style || on)
+            cudag__sb_printf(b, " [%s%s%s]", style, *style && on ? ", " : "",
+                             on ? CRITICAL_ATTRS : "");
+        cudag__sb_puts(b, ";\n");
+    }
+}
+
+/* The sub-graphs of g's nodes, each a cluster labelled by its node's kind
+ * ("loop: while more") holding its nodes, its groups and, nested, its own
+ * sub-graphs; a dashed arrow from the node goes to the cluster.  An empty
+ * body shows a placeholder.  The recursion is bounded by
+ * CUDAG__MAX_SUB_DEPTH.  False on OOM. */
+static bool put_bodies(cudag__sb *b, const cudag_graph *g, unsigned indent,
+                       bool groups)
+{
+    for (uint32_t i = 0; i < g->nsubs; i++) {
+        const cudag_graph *s = g->subs[i];
+        const cudag__node *owner = &g->nodes[s->owner];
+        const cudag__kind_ops *k = cudag__kind(owner->kind);
+        cudag__sb_printf(b, "%*ssubgraph \"cluster_body_%u\" {\n", (int)indent,
+                         "", s->node_base);
+        cudag__sb_printf(b, "%*slabel=\"", (int)indent + 2, "");
+        if (k && k->body_label)
+            k->body_label(b, g, owner, s->slot, true);
+        cudag__sb_puts(b, "\"; style=\"rounded,filled\"; color=slateblue; "
+                          "fillcolor=\"#f4f2ff\"; fontcolor=slateblue4;\n");
+        for (uint32_t n = 0; n < s->nnodes; n++) {
+            cudag__sb_printf(b, "%*s", (int)indent, "");
+            put_node(b, s, n, false);
+        }
+        if (!s->nnodes)
+            cudag__sb_printf(b, "%*s  e%u [label=\"(nothing)\", "
+                                "shape=plaintext];\n",
+                             (int)indent, "", s->node_base);
+        if (groups && !put_groups(b, s, indent))
+            return false;
+        if (!put_bodies(b, s, indent + 2, groups))
+            return false;
+        cudag__sb_printf(b, "%*s}\n", (int)indent, "");
+    }
+    for (uint32_t i = 0; i < g->nsubs; i++) {
+        const cudag_graph *s = g->subs[i];
+        /* To the body's first node in its topological order. */
+        uint32_t first = s->topo.order && s->nnodes ? s->topo.order[0] : 0;
+        if (s->nnodes)
+            cudag__sb_printf(b, "  n%u -> n%u", g->node_base + s->owner,
+                             s->node_base + first);
+        else
+            cudag__sb_printf(b, "  n%u -> e%u", g->node_base + s->owner,
+                             s->node_base);
+        cudag__sb_printf(b, " [lhead=\"cluster_body_%u\", style=dashed, "
+                            "color=slateblue, arrowhead=odot];\n",
+                         s->node_base);
+        put_edges(b, s, NULL);
+    }
+    return true;
+}
+
 int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
               cudag_error *err)
 {
@@ -191,27 +289,21 @@ int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
     if (!g || !text)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_dot: %s is NULL", g ? "text" : "graph");
+    int rc = cudag__need_root(g, "cudag_dot", "draw graph", err);
+    if (rc != CUDAG_OK)
+        return rc;
     if (!g->checked)
         return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
                               "cudag_dot: graph '%s' has not passed "
                               "cudag_check()",
                               g->name);
     bool critical = !(flags & CUDAG_DOT_NO_CRITICAL);
-    bool clusters = !(flags & CUDAG_DOT_NO_CLUSTERS) && g->ngroups > 0;
-    uint32_t ng = g->ngroups;
+    bool clusters = !(flags & CUDAG_DOT_NO_CLUSTERS);
     cudag__sb b = {NULL, 0, 0, false};
     bool *node_on = cudag__calloc((size_t)g->nnodes + 1, sizeof *node_on);
     bool *edge_on = cudag__calloc((size_t)g->nedges + 1, sizeof *edge_on);
-    uint32_t *lists = NULL;
     if (!node_on || !edge_on)
         goto oom;
-    if (clusters) {
-        /* child_start, child, node_start, member, stack, next */
-        size_t words = 4 * ((size_t)ng + 1) + (size_t)ng + g->nnodes;
-        lists = cudag__malloc(words * sizeof *lists);
-        if (!lists)
-            goto oom;
-    }
     if (critical)
         mark_critical(g, node_on, edge_on);
 
@@ -221,40 +313,27 @@ int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
     cudag__sb_dot_escape(&b, g->name);
     cudag__sb_printf(&b,
                      "\\n%u node%s, %u edge%s, %u level%s\", labelloc=t, "
-                     "fontname=\"Helvetica\"];\n"
+                     "fontname=\"Helvetica\"%s];\n"
                      "  node [fontname=\"Helvetica\", fontsize=10, "
                      DEFAULT_SHAPE "];\n"
                      "  edge [fontname=\"Helvetica\", fontsize=9];\n",
                      g->nnodes, g->nnodes == 1 ? "" : "s", g->nedges,
                      g->nedges == 1 ? "" : "s", g->topo.depth,
-                     g->topo.depth == 1 ? "" : "s");
+                     g->topo.depth == 1 ? "" : "s",
+                     /* Arrows end at a body's cluster. */
+                     g->nsubs ? ", compound=true" : "");
     for (uint32_t i = 0; i < g->nnodes; i++)
         put_node(&b, g, i, node_on[i]);
-    if (clusters) {
-        uint32_t *child_start = lists, *child = child_start + ng + 1,
-                 *node_start = child + ng, *member = node_start + ng + 1,
-                 *stack = member + g->nnodes, *next = stack + ng + 1;
-        group_lists(g, false, child_start, child);
-        group_lists(g, true, node_start, member);
-        put_clusters(&b, g, child_start, child, node_start, member, stack,
-                     next);
-    }
-    for (uint32_t i = 0; i < g->nedges; i++) {
-        const cudag__edge *e = &g->edges[i];
-        const char *style = edge_style[e->kind];
-        bool on = edge_on[i];
-        cudag__sb_printf(&b, "  n%u -> n%u", e->from, e->to);
-        if (*style || on)
-            cudag__sb_printf(&b, " [%s%s%s]", style, *style && on ? ", " : "",
-                             on ? CRITICAL_ATTRS : "");
-        cudag__sb_puts(&b, ";\n");
-    }
+    if (clusters && !put_groups(&b, g, 0))
+        goto oom;
+    put_edges(&b, g, edge_on);
+    if (!put_bodies(&b, g, 2, clusters))
+        goto oom;
     put_legend(&b, g, critical);
     cudag__sb_puts(&b, "}\n");
 
     cudag__free(node_on);
     cudag__free(edge_on);
-    cudag__free(lists);
     *text = cudag__sb_finish(&b);
     if (!*text)
         return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
@@ -264,7 +343,6 @@ int cudag_dot(const cudag_graph *g, unsigned flags, char **text,
 oom:
     cudag__free(node_on);
     cudag__free(edge_on);
-    cudag__free(lists);
     cudag__free(cudag__sb_finish(&b));
     return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
                           "out of memory writing DOT");

@@ -75,6 +75,8 @@
     X(cuGraphAddEventWaitNode, 11010)                                          \
     X(cuGraphAddHostNode, 10000)                                               \
     X(cuGraphAddDependencies, 12030)                                           \
+    X(cuGraphAddNode, 12030)                                                   \
+    X(cuGraphConditionalHandleCreate, 12030)                                   \
     X(cuGraphGetEdges, 12030)                                                  \
     X(cuGraphInstantiateWithParams, 12000)                                     \
     X(cuGraphUpload, 11010)                                                    \

@@ -60,7 +60,7 @@ static const struct {
     [CUDAG_TYPE_I64] = {"i64", 8},   [CUDAG_TYPE_U64] = {"u64", 8},
     [CUDAG_TYPE_F16] = {"f16", 2},   [CUDAG_TYPE_BF16] = {"bf16", 2},
     [CUDAG_TYPE_F32] = {"f32", 4},   [CUDAG_TYPE_F64] = {"f64", 8},
-    [CUDAG_TYPE_PTR] = {"ptr", 8},
+    [CUDAG_TYPE_PTR] = {"ptr", 8},   [CUDAG_TYPE_COND] = {"cond", 8},
 };
 
 const char *cudag_type_name(cudag_type t)
@@ -79,6 +79,11 @@ cudag_type cudag__type_parse(const char *s, size_t n)
         if (strlen(types[t].name) == n && memcmp(types[t].name, s, n) == 0)
             return (cudag_type)t;
     return CUDAG_TYPE_NONE;
+}
+
+bool cudag__is_elem_type(cudag_type t)
+{
+    return cudag_type_name(t) && t != CUDAG_TYPE_PTR && t != CUDAG_TYPE_COND;
 }
 
 const char *cudag_edge_kind_name(cudag_edge_kind k)

@@ -320,6 +320,8 @@ static int open_device(cudag_exec *x, const cudag_exec_options *o,
     if ((r = d->cuDeviceGetName(x->gpu.name, (int)sizeof x->gpu.name - 1,
                                 x->gpu.dev)) != CUDA_SUCCESS)
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDeviceGetName");
+    if ((r = d->cuDriverGetVersion(&x->gpu.driver_version)) != CUDA_SUCCESS)
+        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuDriverGetVersion");
     if (o->stream) {
         x->gpu.stream = (CUstream)o->stream;
     } else {
@@ -399,7 +401,7 @@ static int build_graph(cudag_exec *x, const cudag_graph *g, cudag__launches *l,
 {
     memset(l, 0, sizeof *l);
     memset(b, 0, sizeof *b);
-    uint8_t *kinds = cudag__calloc(g->nedges, 1);
+    uint8_t *kinds = cudag__calloc((size_t)cudag__tree_nedges(g) + 1, 1);
     if (!kinds)
         return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
                               "out of memory building the graph");
@@ -418,8 +420,8 @@ static int build_graph(cudag_exec *x, const cudag_graph *g, cudag__launches *l,
         rc = cudag__diag_finish(&dg);
     }
     if (rc == CUDAG_OK)
-        rc = cudag__build(&x->gpu, g, l, x->bufs, kinds, CUDAG__BUILD_EDGES, b,
-                          err);
+        rc = cudag__build(&x->gpu, g, l, x->bufs, kinds, x->starts,
+                          CUDAG__BUILD_EDGES, b, err);
     cudag__free(kinds);
     if (rc != CUDAG_OK)
         cudag__launch_free(l);
@@ -460,11 +462,11 @@ static int instantiate(cudag_exec *x, cudag_error *err)
         }
         uint32_t n = cudag__built_find(&x->built, p.hErrNode_out);
         if (n != CUDAG__NONE)
-            return cudag__cu_fail(err, d, r, x->g->nodes[n].pos,
+            return cudag__cu_fail(err, d, r, cudag__tree_node(x->g, n)->pos,
                                   "cuGraphInstantiateWithParams failed (%s) at "
                                   "node '%s'",
                                   instantiate_result(p.result_out),
-                                  x->g->nodes[n].name);
+                                  cudag__tree_node(x->g, n)->name);
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
                               "cuGraphInstantiateWithParams failed (%s)",
                               instantiate_result(p.result_out));
@@ -490,6 +492,11 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     if (!g)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_instantiate: graph is NULL");
+    if (g->parent)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "cudag_instantiate: graph '%s' is a body of "
+                              "graph '%s': instantiate '%s'",
+                              g->name, g->root->name, g->root->name);
     if (!g->checked)
         return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
                               "graph '%s' has not passed cudag_check()",
@@ -514,11 +521,13 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     if (x) {
         x->bufs = cudag__calloc(g->nbuffers, sizeof *x->bufs);
         x->alloc = cudag__calloc(g->nbuffers, sizeof *x->alloc);
+        x->starts = cudag__calloc((size_t)g->nconds + 1, sizeof *x->starts);
     }
-    if (!x || !x->bufs || !x->alloc) {
+    if (!x || !x->bufs || !x->alloc || !x->starts) {
         if (x) {
             cudag__free(x->bufs);
             cudag__free(x->alloc);
+            cudag__free(x->starts);
         }
         cudag__free(x);
         NVTX_POP(o.flags);
@@ -528,6 +537,9 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     }
     x->orig = x->g = g;
     x->nbuffers = g->nbuffers;
+    for (uint32_t i = 0; i < g->nconds; i++)
+        x->starts[i] = g->conds[i].has_default ? (int64_t)g->conds[i].value
+                                               : CUDAG_COND_NO_DEFAULT;
     x->gpu.drv = d;
     x->flags = o.flags;
     x->diag = o.diag;
@@ -621,6 +633,7 @@ void cudag_exec_destroy(cudag_exec *x)
     cudag__launch_free(&x->launch);
     cudag__free(x->bufs);
     cudag__free(x->alloc);
+    cudag__free(x->starts);
     cudag_graph_destroy(x->owned);
     cudag__free(x);
 }
@@ -762,14 +775,16 @@ int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,
     if (rc != CUDAG_OK)
         return rc;
     const cudag_graph *g = x->g;
-    uint32_t n = cudag__find_node(g, node);
-    if (n == CUDAG__NONE) {
+    uint32_t n = CUDAG__NONE;
+    const cudag_graph *in = node ? cudag__tree_find(g, node, &n) : NULL;
+    if (!in) {
         rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
                             "cudag_exec_set_arg: graph '%s' has no node '%s'",
                             g->name, node ? node : "(null)");
         goto out;
     }
-    const cudag__node *nd = &g->nodes[n];
+    n += in->node_base;
+    const cudag__node *nd = cudag__tree_node(g, n);
     const cudag__kind_ops *k = cudag__kind(nd->kind);
     if (!k || !k->set_arg) {
         rc = cudag__fail_at(err, CUDAG_EINVAL, nd->pos,
@@ -785,10 +800,11 @@ out:
     return rc;
 }
 
-/* Re-points node n at the current buffer pointers after buffer b moved. */
+/* Re-points node n (flat numbering) at the current buffer pointers after
+ * buffer b moved. */
 static int repoint(cudag_exec *x, uint32_t n, uint32_t b, cudag_error *err)
 {
-    const cudag__kind_ops *k = cudag__kind(x->g->nodes[n].kind);
+    const cudag__kind_ops *k = cudag__kind(cudag__tree_node(x->g, n)->kind);
     return k && k->repoint ? k->repoint(x, n, b, err) : CUDAG_OK;
 }
 
@@ -809,14 +825,14 @@ int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
         goto out;
     CUdeviceptr old = x->bufs[b];
     x->bufs[b] = devptr;
-    uint32_t n;
-    for (n = 0; n < x->g->nnodes; n++)
+    uint32_t n, total = cudag__tree_nnodes(x->g);
+    for (n = 0; n < total; n++)
         if ((rc = repoint(x, n, b, err)) != CUDAG_OK)
             break;
     if (rc != CUDAG_OK) {
         /* Put back the nodes already moved, so every node agrees again. */
         x->bufs[b] = old;
-        for (uint32_t m = 0; m <= n && m < x->g->nnodes; m++)
+        for (uint32_t m = 0; m <= n && m < total; m++)
             (void)repoint(x, m, b, NULL);
     }
     cudag__exec_drop_replays(x);
@@ -900,19 +916,73 @@ static int same_resources(const cudag_exec *x, const cudag_graph *ng,
                                   "setting %s changes module '%s'; "
                                   "instantiate the graph again",
                                   setting, ng->modules[m].name);
+    if (ng->nconds != g->nconds)
+        return cudag__fail_at(err, CUDAG_ENOTSUP, CUDAG__NOPOS,
+                              "setting %s changes the conditions; "
+                              "instantiate the graph again",
+                              setting);
     /* A kernel the old graph never launched has no code loaded. */
-    for (uint32_t n = 0; n < ng->nnodes; n++) {
-        const cudag__kind_ops *k = cudag__kind(ng->nodes[n].kind);
+    for (uint32_t n = 0; n < cudag__tree_nnodes(ng); n++) {
+        const cudag__node *nd = cudag__tree_node(ng, n);
+        const cudag__kind_ops *k = cudag__kind(nd->kind);
         cudag__pos at;
-        uint32_t s = k && k->code ? k->code(&ng->nodes[n], &at) : CUDAG__NONE;
+        uint32_t s = k && k->code ? k->code(nd, &at) : CUDAG__NONE;
         if (s != CUDAG__NONE && !x->code.funcs[s])
-            return cudag__fail_at(err, CUDAG_ENOTSUP, ng->nodes[n].pos,
+            return cudag__fail_at(err, CUDAG_ENOTSUP, nd->pos,
                                   "setting %s makes node '%s' launch kernel "
                                   "'%s', which the instantiated graph does not "
                                   "use; instantiate the graph again",
-                                  setting, ng->nodes[n].name, ng->sigs[s].name);
+                                  setting, nd->name, ng->sigs[s].name);
     }
     return CUDAG_OK;
+}
+
+/* Builds graph ng (x->g, or a graph lowered again from it) with the exec's
+ * condition starts and updates the instantiated graph from it in place
+ * (cuGraphExecUpdate).  On success *nl holds ng's launch descriptions for
+ * the exec to keep; on error nothing is left and the exec is as it was. */
+static int update_exec(cudag_exec *x, const cudag_graph *ng,
+                       const char *setting, cudag__launches *nl,
+                       unsigned *downgraded, cudag_error *err)
+{
+    cudag__built nb;
+    int rc = build_graph(x, ng, nl, &nb, downgraded, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    CUgraphExecUpdateResultInfo info;
+    memset(&info, 0, sizeof info);
+    CUresult r = x->gpu.drv->cuGraphExecUpdate(x->gexec, nb.graph, &info);
+    if (r != CUDA_SUCCESS) {
+        uint32_t n = cudag__built_find(&nb, info.errorNode);
+        uint32_t f = cudag__built_find(&nb, info.errorFromNode);
+        char where[600] = "";
+        if (n != CUDAG__NONE && f != CUDAG__NONE)
+            snprintf(where, sizeof where, " at the edge '%s' -> '%s'",
+                     cudag__tree_node(ng, f)->name,
+                     cudag__tree_node(ng, n)->name);
+        else if (n != CUDAG__NONE)
+            snprintf(where, sizeof where, " at node '%s'",
+                     cudag__tree_node(ng, n)->name);
+        rc = cudag__cu_fail(err, x->gpu.drv, r,
+                            n != CUDAG__NONE ? cudag__tree_node(ng, n)->pos
+                                             : CUDAG__NOPOS,
+                            "cuGraphExecUpdate: setting %s cannot update "
+                            "the instantiated graph: %s%s",
+                            setting, update_result(info.result), where);
+        cudag__launch_free(nl);
+    }
+    /* The exec runs ng's parameters now.  The CUgraph it was instantiated
+     * from stays: its node handles still address the exec's nodes, which
+     * the new graph's mirror one for one.  What the new graph's nodes use
+     * (gemm workspaces) is what the exec's nodes use now: the old goes with
+     * nb. */
+    if (rc == CUDAG_OK) {
+        cudag__keep *keep = x->built.keep;
+        x->built.keep = nb.keep;
+        nb.keep = keep;
+    }
+    cudag__built_free(&x->gpu, &nb);
+    return rc;
 }
 
 /* Variable `name` set to the number written `value`: the graph lowered
@@ -927,47 +997,14 @@ static int set_var(cudag_exec *x, const char *fn, const char *name,
     snprintf(setting, sizeof setting, "%s=%s", name ? name : "(null)", value);
     cudag_graph *ng = NULL;
     cudag__launches nl;
-    cudag__built nb;
     memset(&nl, 0, sizeof nl);
-    memset(&nb, 0, sizeof nb);
     unsigned downgraded = 0;
     rc = cudag__relower(x->g, name, value, &ng, err);
     if (rc == CUDAG_OK)
         rc = same_resources(x, ng, setting, err);
     if (rc == CUDAG_OK)
-        rc = build_graph(x, ng, &nl, &nb, &downgraded, err);
+        rc = update_exec(x, ng, setting, &nl, &downgraded, err);
     if (rc == CUDAG_OK) {
-        CUgraphExecUpdateResultInfo info;
-        memset(&info, 0, sizeof info);
-        CUresult r = x->gpu.drv->cuGraphExecUpdate(x->gexec, nb.graph, &info);
-        if (r != CUDA_SUCCESS) {
-            uint32_t n = cudag__built_find(&nb, info.errorNode);
-            uint32_t f = cudag__built_find(&nb, info.errorFromNode);
-            char where[600] = "";
-            if (n != CUDAG__NONE && f != CUDAG__NONE)
-                snprintf(where, sizeof where, " at the edge '%s' -> '%s'",
-                         ng->nodes[f].name, ng->nodes[n].name);
-            else if (n != CUDAG__NONE)
-                snprintf(where, sizeof where, " at node '%s'",
-                         ng->nodes[n].name);
-            rc = cudag__cu_fail(err, x->gpu.drv, r,
-                                n != CUDAG__NONE ? ng->nodes[n].pos
-                                                 : CUDAG__NOPOS,
-                                "cuGraphExecUpdate: setting %s cannot update "
-                                "the instantiated graph: %s%s",
-                                setting, update_result(info.result), where);
-        }
-    }
-    if (rc == CUDAG_OK) {
-        /* The exec now runs ng's parameters.  The CUgraph it was
-         * instantiated from stays: its node handles still address the
-         * exec's nodes, which the new graph's mirror one for one. */
-        /* What the new graph's nodes use (gemm workspaces) is what the
-         * exec's nodes use now; the old is released with nb. */
-        cudag__keep *keep = x->built.keep;
-        x->built.keep = nb.keep;
-        nb.keep = keep;
-        cudag__built_free(&x->gpu, &nb);
         cudag__launch_free(&x->launch);
         x->launch = nl;
         cudag_graph_destroy(x->owned);
@@ -976,8 +1013,6 @@ static int set_var(cudag_exec *x, const char *fn, const char *name,
         x->stats.downgraded_edges = downgraded;
         cudag__exec_drop_replays(x);
     } else {
-        cudag__built_free(&x->gpu, &nb);
-        cudag__launch_free(&nl);
         cudag_graph_destroy(ng);
     }
     cudag__exec_leave(x);
@@ -1007,4 +1042,44 @@ int cudag_exec_set_var_float(cudag_exec *x, const char *name, double value,
     char text[40];
     cudag__fmt_num(text, value);
     return set_var(x, "cudag_exec_set_var_float", name, text, err);
+}
+
+int cudag_exec_set_condition(cudag_exec *x, const char *name, int64_t value,
+                             cudag_error *err)
+{
+    int rc = cudag__exec_begin(x, "cudag_exec_set_condition", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t c = name ? cudag__find_cond(x->g, name) : CUDAG__NONE;
+    char setting[300];
+    snprintf(setting, sizeof setting, "condition %s=%lld",
+             name ? name : "(null)", (long long)value);
+    cudag__launches nl;
+    memset(&nl, 0, sizeof nl);
+    unsigned downgraded = 0;
+    if (c == CUDAG__NONE) {
+        rc = cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                            "cudag_exec_set_condition: graph '%s' has no "
+                            "condition '%s'",
+                            x->g->name, name ? name : "(null)");
+    } else if (value < 0 || value > (int64_t)UINT32_MAX) {
+        rc = cudag__fail_at(err, CUDAG_ERANGE, x->g->conds[c].pos,
+                            "cudag_exec_set_condition: condition '%s': %lld "
+                            "is out of range (0 to 4294967295)",
+                            name, (long long)value);
+    } else {
+        int64_t old = x->starts[c];
+        x->starts[c] = value;
+        rc = update_exec(x, x->g, setting, &nl, &downgraded, err);
+        if (rc == CUDAG_OK) {
+            cudag__launch_free(&x->launch);
+            x->launch = nl;
+            /* The variant graphs were built with the old start. */
+            cudag__exec_drop_replays(x);
+        } else {
+            x->starts[c] = old;
+        }
+    }
+    cudag__exec_leave(x);
+    return rc;
 }

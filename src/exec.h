@@ -26,6 +26,8 @@ struct cudag_exec {
     CUdeviceptr *bufs;          /* per buffer: where nodes point now */
     CUdeviceptr *alloc;         /* per buffer: what the exec allocated, or 0 */
     cudag__code code;
+    int64_t *starts;            /* per condition: its default value
+                                   (CUDAG_COND_NO_DEFAULT: none) */
     cudag__launches launch;     /* matches the current graph */
     cudag__built built;         /* the CUgraph instantiated; its node
                                  * handles address the exec's nodes */

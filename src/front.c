@@ -263,11 +263,13 @@ static const char *c_type_word(const char *word, bool element)
 int cudag__bad_type(cudag__lower *lw, cudag__pos pos, const char *word,
                     bool element)
 {
+    /* A parameter may be any of them; a buffer's element type one of the
+     * twelve between "ptr" and "cond" (a condition handle). */
     static const char *const names[] = {"ptr", "i8", "u8", "i16", "u16",
                                         "i32", "u32", "i64", "u64", "f16",
-                                        "bf16", "f32", "f64"};
+                                        "bf16", "f32", "f64", "cond"};
     const char *const *valid = element ? names + 1 : names;
-    size_t nvalid = element ? 12 : 13;
+    size_t nvalid = element ? 12 : 14;
     const char *best = c_type_word(word, element);
     if (!best)
         best = cudag__suggest(word, valid, nvalid);

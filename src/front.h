@@ -32,6 +32,8 @@ typedef struct cudag__define {
 /* A node whose name is known and whose body is lowered in a second pass, so
  * that edges and references may name nodes defined later. */
 typedef struct cudag__pending {
+    cudag_graph *g;             /* the graph the node is in (a sub-graph's
+                                   nodes are lowered while its owner is) */
     uint32_t node;
     const cudag__doc *body;
     const cudag__binding *env;  /* repetition indices of this copy */
@@ -45,8 +47,10 @@ typedef struct cudag__range {
     int64_t lo, hi;
 } cudag__range;
 
-typedef struct cudag__lower {
-    cudag_graph *g;
+typedef struct cudag__lower cudag__lower;
+struct cudag__lower {
+    cudag_graph *g;             /* the graph being lowered into: the root,
+                                   or a sub-graph during lower_sub */
     cudag__source *src;
     cudag__diag *d;
     cudag__define *defs;
@@ -69,7 +73,14 @@ typedef struct cudag__lower {
      * and left out of the graph (keys live in the source or the scratch
      * arena).  A use of one says nothing: one mistake, one error. */
     cudag__map bad[CUDAG__NS_COUNT];
-} cudag__lower;
+    /* The front end's step for a sub-graph (kind.h, "Sub-graphs"): lowers
+     * the nodes of the mapping `map` (a body: nodes, groups, repetition)
+     * into `sub` with both passes, `env` being the repetition indices
+     * around it.  Reports through lw; lw->g is sub meanwhile. */
+    void (*lower_sub)(cudag__lower *lw, cudag_graph *sub, const cudag__doc *map,
+                      const cudag__binding *env);
+    void *walk;                 /* nodes.c's state of the whole pass */
+};
 
 /* ---- front.c ----------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
-/* graph.c — the IR container: creating and freeing graphs, adding objects
- * (shared by the YAML front end and the C builder API) and lookups; the
- * public introspection calls are in introspect.c. */
+/* graph.c — the IR container: creating and freeing graphs and their
+ * sub-graphs, adding objects (shared by the YAML front end and the C builder
+ * API) and lookups; the public introspection calls are in introspect.c. */
 #include "ir.h"
 #include "parse.h"
 
@@ -17,7 +17,76 @@ cudag_graph *cudag__graph_new(const char *name)
         cudag__free(g);
         return NULL;
     }
+    g->root = g;
+    g->prefix = "";
     return g;
+}
+
+/* What a sub-graph shares with its root: a copy of the root's tables and
+ * maps (read through the sub-graph, written only through the root). */
+static void share(cudag_graph *sub)
+{
+    const cudag_graph *r = sub->root;
+    sub->vars = r->vars, sub->nvars = r->nvars, sub->cvars = r->cvars;
+    sub->modules = r->modules, sub->nmodules = r->nmodules;
+    sub->cmodules = r->cmodules;
+    sub->sigs = r->sigs, sub->nsigs = r->nsigs, sub->csigs = r->csigs;
+    sub->buffers = r->buffers, sub->nbuffers = r->nbuffers;
+    sub->cbuffers = r->cbuffers;
+    sub->conds = r->conds, sub->nconds = r->nconds, sub->cconds = r->cconds;
+    sub->var_map = r->var_map;
+    sub->module_map = r->module_map;
+    sub->sig_map = r->sig_map;
+    sub->buffer_map = r->buffer_map;
+    sub->cond_map = r->cond_map;
+}
+
+/* After a root's shared tables changed: every sub-graph sees them.  The
+ * recursion is bounded by CUDAG__MAX_SUB_DEPTH. */
+static void share_down(cudag_graph *g)
+{
+    for (uint32_t i = 0; i < g->nsubs; i++) {
+        share(g->subs[i]);
+        share_down(g->subs[i]);
+    }
+}
+
+int cudag__subgraph_new(cudag_graph *g, uint32_t owner, uint32_t slot,
+                        const char *name, const char *prefix,
+                        cudag_graph **out, cudag_error *err)
+{
+    *out = NULL;
+    if (g->depth >= CUDAG__MAX_SUB_DEPTH)
+        return cudag__fail_at(err, CUDAG_ELIMIT,
+                              owner < g->nnodes ? g->nodes[owner].pos
+                                                : CUDAG__NOPOS,
+                              "bodies nested deeper than %u",
+                              CUDAG__MAX_SUB_DEPTH);
+    cudag_graph *sub = cudag__calloc(1, sizeof *sub);
+    if (!sub)
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    sub->arena.owner = &g->root->arena;
+    sub->name = cudag__arena_strdup(&sub->arena, name);
+    sub->prefix = cudag__arena_strdup(&sub->arena, prefix);
+    cudag_graph **slotp =
+        sub->name && sub->prefix
+            ? cudag__vec_push((void **)&g->subs, &g->nsubs, &g->csubs,
+                              sizeof *slotp)
+            : NULL;
+    if (!slotp) {
+        cudag__free(sub);
+        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
+    }
+    *slotp = sub;
+    sub->parent = g;
+    sub->root = g->root;
+    sub->owner = owner;
+    sub->slot = slot;
+    sub->depth = g->depth + 1;
+    share(sub);
+    cudag__graph_touch(g);
+    *out = sub;
+    return CUDAG_OK;
 }
 
 void cudag__topo_free(cudag__topo *t)
@@ -28,36 +97,61 @@ void cudag__topo_free(cudag__topo *t)
     cudag__free(t->out_edge);
     cudag__free(t->in_start);
     cudag__free(t->in_edge);
+    cudag__free(t->tree);
+    cudag__free(t->tree_node);
     memset(t, 0, sizeof *t);
 }
 
 void cudag__graph_touch(cudag_graph *g)
 {
-    g->checked = false;
+    /* A root is checked with its whole tree: a change anywhere in it
+     * un-checks every graph up to the root. */
+    for (; g; g = g->parent) {
+        g->checked = false;
+        cudag__topo_free(&g->topo);
+    }
+}
+
+/* Frees g, its sub-graphs and, for a root, the tables they share. */
+static void graph_free(cudag_graph *g)
+{
+    for (uint32_t i = 0; i < g->nsubs; i++)
+        graph_free(g->subs[i]);
+    cudag__free(g->subs);
     cudag__topo_free(&g->topo);
+    if (!g->parent) {
+        if (!g->source_borrowed)
+            cudag__source_free(g->source);
+        cudag__free(g->vars);
+        cudag__free(g->modules);
+        cudag__free(g->sigs);
+        cudag__free(g->buffers);
+        cudag__free(g->conds);
+        cudag__map_free(&g->var_map);
+        cudag__map_free(&g->module_map);
+        cudag__map_free(&g->sig_map);
+        cudag__map_free(&g->buffer_map);
+        cudag__map_free(&g->cond_map);
+    }
+    cudag__free(g->nodes);
+    cudag__free(g->edges);
+    cudag__free(g->groups);
+    cudag__map_free(&g->node_map);
+    cudag__arena_free(&g->arena);
+    cudag__free(g);
+}
+
+void cudag__subgraph_drop(cudag_graph *g, uint32_t keep)
+{
+    while (g->nsubs > keep)
+        graph_free(g->subs[--g->nsubs]);
 }
 
 void cudag_graph_destroy(cudag_graph *g)
 {
-    if (!g)
-        return;
-    cudag__topo_free(&g->topo);
-    if (!g->source_borrowed)
-        cudag__source_free(g->source);
-    cudag__free(g->vars);
-    cudag__free(g->modules);
-    cudag__free(g->sigs);
-    cudag__free(g->buffers);
-    cudag__free(g->nodes);
-    cudag__free(g->edges);
-    cudag__free(g->groups);
-    cudag__map_free(&g->var_map);
-    cudag__map_free(&g->module_map);
-    cudag__map_free(&g->sig_map);
-    cudag__map_free(&g->buffer_map);
-    cudag__map_free(&g->node_map);
-    cudag__arena_free(&g->arena);
-    cudag__free(g);
+    /* A body belongs to the graph that holds its node. */
+    if (g && !g->parent)
+        graph_free(g);
 }
 
 int cudag_graph_create(const char *name, cudag_graph **out, cudag_error *err)
@@ -135,22 +229,35 @@ int cudag__add_var(cudag_graph *g, const char *name, cudag__pos pos,
     if (cudag__map_get(&g->buffer_map, name, &b))
         return cudag__fail_at(err, CUDAG_EDUP, pos,
                               "variable '%s' has the name of a buffer", name);
-    return ADD_NAMED(g, vars, nvars, cvars, CUDAG__MAX_VARS, var_map,
-                     "variable", cudag__var, name, pos, out, err);
+    if (cudag__map_get(&g->cond_map, name, &b))
+        return cudag__fail_at(err, CUDAG_EDUP, pos,
+                              "variable '%s' has the name of a condition",
+                              name);
+    int rc = ADD_NAMED(g, vars, nvars, cvars, CUDAG__MAX_VARS, var_map,
+                       "variable", cudag__var, name, pos, out, err);
+    if (rc == CUDAG_OK)
+        share_down(g);
+    return rc;
 }
 
 int cudag__add_module(cudag_graph *g, const char *name, cudag__pos pos,
                       cudag__module **out, cudag_error *err)
 {
-    return ADD_NAMED(g, modules, nmodules, cmodules, 4096, module_map,
-                     "module", cudag__module, name, pos, out, err);
+    int rc = ADD_NAMED(g, modules, nmodules, cmodules, 4096, module_map,
+                       "module", cudag__module, name, pos, out, err);
+    if (rc == CUDAG_OK)
+        share_down(g);
+    return rc;
 }
 
 int cudag__add_sig(cudag_graph *g, const char *name, cudag__pos pos,
                    cudag__sig **out, cudag_error *err)
 {
-    return ADD_NAMED(g, sigs, nsigs, csigs, 65536, sig_map, "kernel",
-                     cudag__sig, name, pos, out, err);
+    int rc = ADD_NAMED(g, sigs, nsigs, csigs, 65536, sig_map, "kernel",
+                       cudag__sig, name, pos, out, err);
+    if (rc == CUDAG_OK)
+        share_down(g);
+    return rc;
 }
 
 int cudag__add_buffer(cudag_graph *g, const char *name, cudag__pos pos,
@@ -160,8 +267,33 @@ int cudag__add_buffer(cudag_graph *g, const char *name, cudag__pos pos,
     if (cudag__map_get(&g->var_map, name, &v))
         return cudag__fail_at(err, CUDAG_EDUP, pos,
                               "buffer '%s' has the name of a variable", name);
-    return ADD_NAMED(g, buffers, nbuffers, cbuffers, CUDAG__MAX_BUFFERS,
-                     buffer_map, "buffer", cudag__buffer, name, pos, out, err);
+    if (cudag__map_get(&g->cond_map, name, &v))
+        return cudag__fail_at(err, CUDAG_EDUP, pos,
+                              "buffer '%s' has the name of a condition", name);
+    int rc = ADD_NAMED(g, buffers, nbuffers, cbuffers, CUDAG__MAX_BUFFERS,
+                       buffer_map, "buffer", cudag__buffer, name, pos, out,
+                       err);
+    if (rc == CUDAG_OK)
+        share_down(g);
+    return rc;
+}
+
+int cudag__add_cond(cudag_graph *g, const char *name, cudag__pos pos,
+                    cudag__cond **out, cudag_error *err)
+{
+    uint32_t v;
+    if (cudag__map_get(&g->buffer_map, name, &v))
+        return cudag__fail_at(err, CUDAG_EDUP, pos,
+                              "condition '%s' has the name of a buffer", name);
+    if (cudag__map_get(&g->var_map, name, &v))
+        return cudag__fail_at(err, CUDAG_EDUP, pos,
+                              "condition '%s' has the name of a variable",
+                              name);
+    int rc = ADD_NAMED(g, conds, nconds, cconds, CUDAG__MAX_CONDS, cond_map,
+                       "condition", cudag__cond, name, pos, out, err);
+    if (rc == CUDAG_OK)
+        share_down(g);
+    return rc;
 }
 
 int cudag__add_node(cudag_graph *g, const char *name, cudag__pos pos,
@@ -236,6 +368,48 @@ uint32_t cudag__find_node(const cudag_graph *g, const char *name)
 {
     return find(&g->node_map, name);
 }
+uint32_t cudag__find_cond(const cudag_graph *g, const char *name)
+{
+    return find(&g->cond_map, name);
+}
+
+const cudag_graph *cudag__tree_find(const cudag_graph *g, const char *name,
+                                    uint32_t *node)
+{
+    uint32_t n = cudag__find_node(g, name);
+    if (n != CUDAG__NONE) {
+        *node = n;
+        return g;
+    }
+    /* Only a sub-graph whose prefix starts the name can hold it. */
+    for (uint32_t i = 0; i < g->nsubs; i++) {
+        const char *p = g->subs[i]->prefix;
+        if (strncmp(name, p, strlen(p)) != 0)
+            continue;
+        const cudag_graph *in = cudag__tree_find(g->subs[i], name, node);
+        if (in)
+            return in;
+    }
+    return NULL;
+}
+
+bool cudag__graph_within(const cudag_graph *a, const cudag_graph *b)
+{
+    for (; a; a = a->parent)
+        if (a == b)
+            return true;
+    return false;
+}
+
+int cudag__need_root(const cudag_graph *g, const char *fn, const char *what,
+                     cudag_error *err)
+{
+    if (!g->parent)
+        return CUDAG_OK;
+    return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                          "%s: graph '%s' is a body of graph '%s': %s '%s'",
+                          fn, g->name, g->root->name, what, g->root->name);
+}
 
 uint64_t cudag__buffer_bytes(const cudag__buffer *b)
 {
@@ -286,7 +460,8 @@ static int need_graph(cudag_graph *g, const char *name, const char *fn,
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "%s: '%s' is not a valid name", fn,
                               name ? name : "(null)");
-    return CUDAG_OK;
+    /* Variables, modules, kernels, buffers and conditions are the root's. */
+    return cudag__need_root(g, fn, "add it to graph", err);
 }
 
 int cudag_add_var(cudag_graph *g, const char *name, int64_t value,
@@ -389,7 +564,7 @@ int cudag_add_buffer(cudag_graph *g, const char *name, cudag_type type,
     int rc = need_graph(g, name, "cudag_add_buffer", err);
     if (rc != CUDAG_OK)
         return rc;
-    if (type == CUDAG_TYPE_PTR || !cudag_type_name(type))
+    if (!cudag__is_elem_type(type))
         return cudag__fail_at(err, CUDAG_ETYPE, CUDAG__NOPOS,
                               "buffer '%s': invalid element type", name);
     if (init &&
@@ -407,17 +582,28 @@ int cudag_add_buffer(cudag_graph *g, const char *name, cudag_type type,
     return CUDAG_OK;
 }
 
-int cudag__builder_start(cudag_graph *g, const char *name, const char *fn,
+int cudag__builder_start(cudag_graph *g, const char **name, const char *fn,
                          cudag_error *err)
 {
     cudag__error_clear(err);
     if (!g)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "%s: graph is NULL", fn);
-    if (!name || !valid_node_name(name))
+    if (!*name || !valid_node_name(*name))
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "%s: '%s' is not a valid node name", fn,
-                              name ? name : "(null)");
+                              *name ? *name : "(null)");
+    /* A body's nodes are named as the YAML front end names them, after the
+     * body ("loop.step"), so every node of a tree has a distinct name. */
+    if (*g->prefix) {
+        const char *full = cudag__arena_cat(&g->arena, g->prefix,
+                                            strlen(g->prefix), *name,
+                                            strlen(*name));
+        if (!full)
+            return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                                  "out of memory");
+        *name = full;
+    }
     return CUDAG_OK;
 }
 
@@ -425,7 +611,7 @@ int cudag__builder_callback(cudag_graph *g, const char *name, const char *fn,
                             bool given, const char *what, cudag__node **out,
                             cudag_error *err)
 {
-    int rc = cudag__builder_start(g, name, fn, err);
+    int rc = cudag__builder_start(g, &name, fn, err);
     if (rc != CUDAG_OK)
         return rc;
     if (!given)
@@ -456,6 +642,21 @@ uint32_t cudag__need_buffer(const cudag_graph *g, const char *name,
     return b;
 }
 
+/* A builder's name for a node of g: as given in a root, after the body's
+ * prefix in a body.  CUDAG__NONE when there is none. */
+static uint32_t builder_node(const cudag_graph *g, const char *name)
+{
+    if (!name || !*g->prefix)
+        return cudag__find_node(g, name);
+    size_t pl = strlen(g->prefix), nl = strlen(name);
+    char buf[CUDAG__MAX_FULL_NAME + 1];
+    if (pl + nl >= sizeof buf)
+        return CUDAG__NONE;
+    memcpy(buf, g->prefix, pl);
+    memcpy(buf + pl, name, nl + 1);
+    return cudag__find_node(g, buf);
+}
+
 int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
                    cudag_edge_kind kind, cudag_error *err)
 {
@@ -467,13 +668,16 @@ int cudag_add_edge(cudag_graph *g, const char *from, const char *to,
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_add_edge: invalid edge kind %d",
                               (int)kind);
-    uint32_t f = cudag__find_node(g, from), t = cudag__find_node(g, to);
+    uint32_t f = builder_node(g, from), t = builder_node(g, to);
     if (f == CUDAG__NONE || t == CUDAG__NONE)
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
-                              "edge %s -> %s: unknown node '%s'",
+                              "edge %s -> %s: unknown node '%s'%s%s%s",
                               from ? from : "(null)", to ? to : "(null)",
                               f == CUDAG__NONE ? (from ? from : "(null)")
-                                               : (to ? to : "(null)"));
+                                               : (to ? to : "(null)"),
+                              g->parent ? " in body '" : "",
+                              g->parent ? g->name : "",
+                              g->parent ? "'" : "");
     return cudag__add_edge(g, f, t, kind, CUDAG__NOPOS, err);
 }
 
@@ -484,6 +688,9 @@ int cudag_bind_buffer(cudag_graph *g, const char *buffer, uint64_t devptr,
     if (!g)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_bind_buffer: graph is NULL");
+    int rc = cudag__need_root(g, "cudag_bind_buffer", "bind it in graph", err);
+    if (rc != CUDAG_OK)
+        return rc;
     uint32_t b = cudag__find_buffer(g, buffer);
     if (b == CUDAG__NONE)
         return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,

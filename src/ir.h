@@ -28,6 +28,9 @@
 #define CUDAG__MAX_REPEAT_DEPTH 8u
 #define CUDAG__MAX_BUFFER_BYTES (UINT64_C(1) << 46)  /* 64 TiB: absurd */
 #define CUDAG__MAX_PARAM_BYTES 32764u           /* CUDA kernel parameter space */
+#define CUDAG__MAX_CONDS 65536u                 /* conditions of one graph */
+#define CUDAG__MAX_SUB_DEPTH 16u                /* sub-graphs nested in sub-graphs */
+#define CUDAG__MAX_SUBS_PER_NODE 4096u          /* bodies of one node (switch cases) */
 
 /* Hardware limits the checker enforces without a device (compute 7.0+). */
 #define CUDAG__MAX_BLOCK_THREADS 1024u
@@ -120,9 +123,20 @@ typedef struct cudag__buffer {
     uint32_t uses;              /* set by the checker */
 } cudag__buffer;
 
+/* A condition (`conditions:`): a value a conditional node reads and kernels
+ * set on the device (CUgraphConditionalHandle). */
+typedef struct cudag__cond {
+    const char *name;
+    cudag__pos pos;
+    bool has_default;           /* the driver sets it at every launch */
+    uint32_t value;             /* the default */
+    cudag__pos default_pos;
+} cudag__cond;
+
 typedef struct cudag__arg {
     cudag_arg_kind kind;
-    uint32_t buffer;            /* BUFFER: index into graph->buffers */
+    uint32_t buffer;            /* BUFFER: index into graph->buffers;
+                                   COND: index into graph->conds */
     uint64_t offset;            /* BUFFER: elements */
     int64_t i;                  /* INT */
     double f;                   /* FLOAT */
@@ -180,6 +194,15 @@ typedef struct cudag__callback {
     void *event;                /* event nodes: a CUevent */
 } cudag__callback;
 
+/* A conditional node (kind_cond.c): while, if (then, else) or switch. */
+typedef struct cudag__conditional {
+    cudag_cond_type type;
+    uint32_t cond;              /* index into graph->conds */
+    uint32_t nbodies;           /* while 1, if 1 or 2, switch its cases */
+    cudag_graph **bodies;       /* sub-graphs of the node's graph (subs) */
+    cudag__pos cond_pos;        /* where the condition is named */
+} cudag__conditional;
+
 typedef struct cudag__node {
     const char *name;           /* full name: "layer[3].norm" */
     cudag_node_kind kind;
@@ -191,6 +214,7 @@ typedef struct cudag__node {
         cudag__memcpy cpy;
         cudag__gemm mm;
         cudag__callback cb;
+        cudag__conditional cnd;
     } u;
 } cudag__node;
 
@@ -215,12 +239,30 @@ typedef struct cudag__topo {
     uint32_t *in_start;
     uint32_t *in_edge;
     uint32_t depth;             /* levels */
+    /* A root graph's whole tree (itself and every sub-graph, depth first:
+     * a graph, then the sub-graphs of its nodes in node order), numbered
+     * flat: tree[i] starts at node tree[i]->node_base and edge
+     * tree[i]->edge_base; tree_node[k] is node k of that numbering.  NULL
+     * in a sub-graph's topology. */
+    cudag_graph **tree;
+    const cudag__node **tree_node;
+    uint32_t ntree, tree_nodes, tree_edges;
 } cudag__topo;
 
+/*
+ * A graph: a root (loaded or created) or a sub-graph, the graph a node holds
+ * (a conditional node's body; kind.h, "Sub-graphs").  A sub-graph has nodes,
+ * edges, groups and node names of its own; everything else (variables,
+ * modules, kernels, buffers, conditions and the arena) is its root's, which
+ * it mirrors (graph.c) and never frees.  A graph owns its
+ * sub-graphs (subs) and frees them with itself.
+ */
 struct cudag_graph {
-    cudag__arena arena;         /* names, strings, arrays of fixed size */
+    cudag__arena arena;         /* names, strings, arrays of fixed size; a
+                                   sub-graph's forwards to its root's */
     const char *name;
-    /* Growable arrays; each freed by cudag_graph_destroy. */
+    /* Growable arrays; each freed by cudag_graph_destroy (the shared ones
+     * only by the root). */
     cudag__var *vars;       uint32_t nvars, cvars;
     cudag__module *modules; uint32_t nmodules, cmodules;
     cudag__sig *sigs;       uint32_t nsigs, csigs;
@@ -228,8 +270,19 @@ struct cudag_graph {
     cudag__node *nodes;     uint32_t nnodes, cnodes;
     cudag__edge *edges;     uint32_t nedges, cedges;
     cudag__group *groups;   uint32_t ngroups, cgroups;
+    cudag__cond *conds;     uint32_t nconds, cconds;
     /* Name → index, one map per namespace. */
-    cudag__map var_map, module_map, sig_map, buffer_map, node_map;
+    cudag__map var_map, module_map, sig_map, buffer_map, node_map, cond_map;
+    /* The tree of sub-graphs.  A root has parent NULL, root itself, depth 0
+     * and prefix "".  A sub-graph is slot `slot` of node `owner` of parent;
+     * its nodes' full names start with prefix ("loop.", "check.then."). */
+    cudag_graph *parent, *root;
+    uint32_t owner, slot, depth;
+    const char *prefix;
+    cudag_graph **subs;     uint32_t nsubs, csubs;
+    /* Where this graph's nodes and edges start in its root's flat
+     * numbering (topo.tree); valid while the root is checked. */
+    uint32_t node_base, edge_base;
     /* The source, kept so cudag_exec_set_var can lower it again; NULL for a
      * graph built through the C API.  A graph lowered again from another's
      * source borrows it (source_borrowed) and records the variable values
@@ -267,6 +320,20 @@ int cudag__add_edge(cudag_graph *g, uint32_t from, uint32_t to,
 int cudag__add_group(cudag_graph *g, const char *name, uint32_t parent,
                      uint32_t *out, cudag_error *err);
 
+int cudag__add_cond(cudag_graph *g, const char *name, cudag__pos pos,
+                    cudag__cond **out, cudag_error *err);
+
+/* Creates sub-graph `slot` of node `owner` of g, named `name`, whose
+ * nodes' full names start with `prefix` (both copied), appended to g->subs.
+ * CUDAG_ELIMIT past CUDAG__MAX_SUB_DEPTH; CUDAG_ENOMEM.  On error g is
+ * unchanged. */
+int cudag__subgraph_new(cudag_graph *g, uint32_t owner, uint32_t slot,
+                        const char *name, const char *prefix,
+                        cudag_graph **out, cudag_error *err);
+
+/* Frees g's sub-graphs from index `keep` on (a builder call's undo). */
+void cudag__subgraph_drop(cudag_graph *g, uint32_t keep);
+
 /* cudag_add_signature() with the module by index (CUDAG__NONE: the code is
  * a handle of the program's, set by the caller). */
 int cudag__add_signature(cudag_graph *g, const char *name, uint32_t module,
@@ -279,6 +346,49 @@ uint32_t cudag__find_module(const cudag_graph *g, const char *name);
 uint32_t cudag__find_sig(const cudag_graph *g, const char *name);
 uint32_t cudag__find_buffer(const cudag_graph *g, const char *name);
 uint32_t cudag__find_node(const cudag_graph *g, const char *name);
+uint32_t cudag__find_cond(const cudag_graph *g, const char *name);
+
+/* The graph of g's tree (root and sub-graphs) that has a node with the full
+ * name `name`, with *node its index; NULL when none has.  Walks the tree. */
+const cudag_graph *cudag__tree_find(const cudag_graph *g, const char *name,
+                                    uint32_t *node);
+
+/* Node k of a checked root's flat numbering (topo.tree). */
+static inline const cudag__node *cudag__tree_node(const cudag_graph *g,
+                                                  uint32_t k)
+{
+    return g->topo.tree_node ? g->topo.tree_node[k] : &g->nodes[k];
+}
+
+/* The nodes, edges and graphs of g's tree in its flat numbering: g's own
+ * when g is not checked or has no sub-graphs. */
+static inline uint32_t cudag__tree_nnodes(const cudag_graph *g)
+{
+    return g->topo.tree ? g->topo.tree_nodes : g->nnodes;
+}
+static inline uint32_t cudag__tree_nedges(const cudag_graph *g)
+{
+    return g->topo.tree ? g->topo.tree_edges : g->nedges;
+}
+static inline uint32_t cudag__tree_ngraphs(const cudag_graph *g)
+{
+    return g->topo.tree ? g->topo.ntree : 1;
+}
+/* Graph i of the flat numbering (0 is g). */
+static inline const cudag_graph *cudag__tree_graph(const cudag_graph *g,
+                                                   uint32_t i)
+{
+    return g->topo.tree ? g->topo.tree[i] : g;
+}
+
+/* True when a is b or lies inside b (a sub-graph of b's, at any depth). */
+bool cudag__graph_within(const cudag_graph *a, const cudag_graph *b);
+
+/* The error for a public call that needs a root graph given a sub-graph
+ * ("fn: graph 'loop' is a body of graph 'g': <what> 'g'"): CUDAG_EINVAL
+ * through err.  CUDAG_OK for a root. */
+int cudag__need_root(const cudag_graph *g, const char *fn, const char *what,
+                     cudag_error *err);
 
 /* Frees what t points to and zeroes it; accepts a zeroed t. */
 void cudag__topo_free(cudag__topo *t);
@@ -291,8 +401,10 @@ void cudag__graph_touch(cudag_graph *g);
 uint64_t cudag__buffer_bytes(const cudag__buffer *b);
 
 /* The builder API's common start of a cudag_add_<kind>(): clears err and
- * refuses a NULL graph or an invalid node name, naming the public call fn. */
-int cudag__builder_start(cudag_graph *g, const char *name, const char *fn,
+ * refuses a NULL graph or an invalid node name, naming the public call fn.
+ * In a body, *name becomes the node's full name (the body's prefix, then
+ * the name), in the arena. */
+int cudag__builder_start(cudag_graph *g, const char **name, const char *fn,
                          cudag_error *err);
 
 /* The start of a builder call for a kind whose node holds the program's
@@ -315,6 +427,9 @@ uint32_t cudag__need_buffer(const cudag_graph *g, const char *name,
 
 /* Parses a type name ("f32", "bf16", "ptr", …); CUDAG_TYPE_NONE if unknown. */
 cudag_type cudag__type_parse(const char *s, size_t n);
+
+/* True for the types a buffer's elements may have (not ptr, not cond). */
+bool cudag__is_elem_type(cudag_type t);
 
 /* ---- check.c --------------------------------------------------------- */
 

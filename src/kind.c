@@ -8,6 +8,7 @@ static const cudag__kind_ops *const table[] = {
     &cudag__kind_kernel,
     &cudag__kind_memset,
     &cudag__kind_memcpy,
+    &cudag__kind_cond,
     &cudag__kind_gemm,
     &cudag__kind_capture,
     &cudag__kind_event_record,

@@ -1,7 +1,8 @@
 /* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy,
- * gemm, capture, host; the two event kinds share one) lives in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the
- * stages (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes
- * and call through cudag__kind(), never switching on a node's kind.
+ * conditional, gemm, capture, host; the two event kinds share one) lives
+ * in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the stages
+ * (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes and
+ * call through cudag__kind(), never switching on a node's kind.
  * docs/architecture.md shows where this sits in the pipeline. */
 #ifndef CUDAG_KIND_H
 #define CUDAG_KIND_H
@@ -13,17 +14,34 @@
 
 /* What the build stage hands a kind's build steps.  A field added here for a
  * new kind leaves the other kinds' code as it is. */
-typedef struct cudag__build_ctx {
+typedef struct cudag__build_ctx cudag__build_ctx;
+struct cudag__build_ctx {
     const cudag__gpu *gpu;      /* its context is current */
-    const cudag_graph *g;       /* checked */
+    const cudag_graph *g;       /* checked; a sub-graph while one is built */
     cudag__code *code;          /* the loaded kernels; NULL when adding */
     const CUdeviceptr *bufs;    /* per buffer: its device address */
-    const cudag__launches *l;   /* per node: launch descriptions; NULL
+    const cudag__launches *l;   /* per node of g: launch descriptions; NULL
                                    while describing */
     cudag__keep **keep;         /* while adding: the built graph's list of
                                    what its nodes use (build.h); NULL
                                    otherwise */
-} cudag__build_ctx;
+    /* Per condition of the root: its handle once the graph that holds its
+     * conditional node was created (kind_cond.c's prepare step), which the
+     * kernels that set it receive.  NULL while describing. */
+    CUgraphConditionalHandle *handles;
+    /* Per condition: the default value to build with (an exec's
+     * cudag_exec_set_condition), CUDAG_COND_NO_DEFAULT for none, or NULL
+     * for the declared ones. */
+    const int64_t *starts;
+    /* The build's own step for a sub-graph: adds the nodes and edges of
+     * `sub` (a sub-graph of b->g) to `graph`, which the driver made for it,
+     * recursing into its own sub-graphs.  Driver failures name the node. */
+    int (*build_sub)(const cudag__build_ctx *b, const cudag_graph *sub,
+                     CUgraph graph, cudag_error *err);
+    /* Where the nodes of the whole tree get their driver handles (flat
+     * numbering, ir.h topo.tree). */
+    CUgraphNode *tree_nodes;
+};
 
 /*
  * One node kind: its name, the YAML that selects it, and every step of a
@@ -51,6 +69,26 @@ typedef struct cudag__build_ctx {
  *   it to a list its graph owns and frees, so that graph.c, below the
  *   kinds, never calls up into one.
  * - A NULL step means "nothing to do" where the field says so.
+ *
+ * Sub-graphs.  A node may hold graphs of its own (a conditional node's
+ * bodies; child graphs later): cudag__subgraph_new (graph.c) makes each as a
+ * cudag_graph with its own nodes, edges and names, sharing the root's
+ * variables, modules, kernels, buffers, conditions and arena, owned by the
+ * node's graph (g->subs) and freed with it.  Its nodes' full names start
+ * with its prefix ("loop.").  The stages reach it through the kind:
+ * - front end: the kind's read_yaml lowers a body map with lw->lower_sub
+ *   (nodes.c: repetition, groups, `after`, references — which stay inside
+ *   the sub-graph — and every kind again);
+ * - checker: the kind's check calls c->check_sub, which checks the
+ *   sub-graph's nodes (through their kinds), edges and cycles with the same
+ *   sink and buffer counts;
+ * - build: the kind's add creates the driver node, then fills each driver
+ *   graph it got with b->build_sub (build.c), which recurses the same way;
+ * - dot.c and plan.c walk g->subs themselves and ask the owning kind for a
+ *   sub-graph's label (body_label).
+ * A checked root numbers its whole tree flat (ir.h, topo.tree): launch
+ * descriptions, edge kinds and driver node handles are arrays over it, and
+ * the exec steps (repoint, set_arg) take that flat index.
  */
 typedef struct cudag__kind_ops {
     cudag_node_kind kind;
@@ -62,6 +100,10 @@ typedef struct cudag__kind_ops {
      * included. */
     const char *const *keys;
     size_t nkeys;
+    /* The YAML keys that select the kind when they are not just its name
+     * ("while", "if", "switch" for a conditional node); NULL: `name`. */
+    const char *const *select;
+    size_t nselect;
     /* May the node be an end of a programmatic or launch-order edge?  (Its
      * driver node has the ports CU_GRAPH_KERNEL_NODE_PORT_*.) */
     bool pdl_end;
@@ -70,6 +112,10 @@ typedef struct cudag__kind_ops {
      * built as a full edge.  The checker warns with it at the edge, where
      * otherwise the edge is an error; the build makes the edge full. */
     const char *pdl_full;
+    /* May the node be inside a conditional body?  The driver allows
+     * kernels, memsets, memcpys, empty nodes, child graphs and conditionals
+     * there (CUDA_CONDITIONAL_NODE_PARAMS); the checker refuses the rest. */
+    bool in_body;
     /* Where cudag_plan counts this kind: offsetof(cudag_plan_info, …). */
     size_t plan_count;
 
@@ -115,6 +161,11 @@ typedef struct cudag__kind_ops {
      * NULL: always can. */
     void (*pdl_wait)(const cudag__build_ctx *b, const cudag__node *n,
                      char *why, size_t cap);
+    /* Called for each node of a graph before any of its nodes is added to
+     * `graph` (the conditional node creates its condition's handle there,
+     * so that the kernels added before it can take it).  NULL: nothing. */
+    int (*prepare)(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
+                   cudag_error *err);
     /* Adds node n to `graph` with no dependencies (the build adds the
      * edges), its handle into *out.  Driver failures name the node and
      * carry its position. */
@@ -122,10 +173,12 @@ typedef struct cudag__kind_ops {
                CUgraphNode *out, cudag_error *err);
 
     /* ---- instantiated graph (exec.c) ---- */
-    /* Re-points node n of x at x->bufs[] after buffer `buf` moved, in the
+    /* n is the node's index in the tree's flat numbering (x->g->topo.tree;
+     * cudag__tree_node(x->g, n) is the node).
+     * Re-points node n of x at x->bufs[] after buffer `buf` moved, in the
      * instantiated graph; a node that does not use `buf` is left alone.
      * With err NULL it is a best-effort undo after another node failed.
-     * NULL for a kind that uses no buffer of the graph. */
+     * NULL: the kind uses no buffer. */
     int (*repoint)(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err);
     /* Sets argument `index` of node n of x to *a (a NULL a is refused) in
      * the instantiated graph, keeping the old value when the driver
@@ -152,6 +205,12 @@ typedef struct cudag__kind_ops {
      * the graph's default box; and its legend entry's label. */
     const char *dot_shape;
     const char *dot_legend;
+    /* For a kind that holds sub-graphs: appends what sub-graph `slot` of
+     * node n is (escaped for DOT when dot): its DOT cluster's label
+     * ("while more"), or, for plan, a sentence on when it runs.  NULL for
+     * kinds without sub-graphs. */
+    void (*body_label)(cudag__sb *b, const cudag_graph *g,
+                       const cudag__node *n, uint32_t slot, bool dot);
 } cudag__kind_ops;
 
 /* The ops of kind k, or NULL for a value that names no kind (a corrupted
@@ -168,6 +227,7 @@ const char *cudag__node_kind_name(cudag_node_kind k);
 extern const cudag__kind_ops cudag__kind_kernel;
 extern const cudag__kind_ops cudag__kind_memset;
 extern const cudag__kind_ops cudag__kind_memcpy;
+extern const cudag__kind_ops cudag__kind_cond;
 extern const cudag__kind_ops cudag__kind_gemm;
 extern const cudag__kind_ops cudag__kind_capture;
 extern const cudag__kind_ops cudag__kind_event_record;

@@ -69,6 +69,7 @@ const cudag__kind_ops cudag__kind_capture = {
     .pdl_end = false,
     .pdl_full = "its work runs in a child graph, which has no programmatic "
                 "port",
+    .in_body = true,
     .plan_count = offsetof(cudag_plan_info, capture_nodes),
     .check = check,
     .add = add,

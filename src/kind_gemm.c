@@ -716,7 +716,8 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
         return cudag__fail_at(err, CUDAG_ENOMEM, nd->pos,
                               "out of memory building gemm node '%s'",
                               nd->name);
-    k->base.node = n;
+    /* The exec's steps number the tree's nodes flat. */
+    k->base.node = b->g->node_base + n;
     k->base.release = release;
     k->lt = c.lt;
     c.k = k;
@@ -748,7 +749,7 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
  * chosen at instantiate, which must still fit their alignment. */
 static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
 {
-    const cudag__node *nd = &x->g->nodes[n];
+    const cudag__node *nd = cudag__tree_node(x->g, n);
     const cudag__gemm *mm = &nd->u.mm;
     bool uses = false;
     for (int i = 0; i < CUDAG__GEMM_NOPS; i++)
@@ -820,7 +821,7 @@ static void dot_label(cudag__sb *b, const cudag_graph *g, const cudag__node *n)
 int cudag_add_gemm(cudag_graph *g, const char *name, const cudag_gemm *gemm,
                    cudag_error *err)
 {
-    int rc = cudag__builder_start(g, name, "cudag_add_gemm", err);
+    int rc = cudag__builder_start(g, &name, "cudag_add_gemm", err);
     if (rc != CUDAG_OK)
         return rc;
     if (!gemm || gemm->size < sizeof *gemm)
@@ -890,6 +891,7 @@ const cudag__kind_ops cudag__kind_gemm = {
     .pdl_end = false,
     .pdl_full = "cuBLASLt's kernels run in a child graph, which has no "
                 "programmatic port",
+    .in_body = true,
     .plan_count = offsetof(cudag_plan_info, gemm_nodes),
     .read_yaml = read_yaml,
     .check = check,

@@ -1,8 +1,8 @@
 /* kind_kernel.c — kernel nodes: `kernel: NAME` with grid, block, smem and
  * args; checked against the kernel's signature and the launch limits, added
  * with cuGraphAddKernelNode and updated with cuGraphExecKernelNodeSetParams.
- * The only kind that may end a programmatic edge.  One entry of the node-kind
- * table (kind.h). */
+ * The only kind that may end a programmatic edge, and the one that sets
+ * conditions (a cond argument).  One entry of the node-kind table (kind.h). */
 #include "kind.h"
 #include "modfile.h"
 #include "modules.h"
@@ -23,9 +23,36 @@ static int lower_arg(cudag__lower *lw, const cudag__doc *v,
                            "an argument must be a scalar, not %s",
                            cudag__doc_what(v));
     int rc;
+    /* A condition, by its name alone (no buffer or variable has it). */
+    size_t ni = cudag__skip_ws(v->str, 0, v->len);
+    size_t ne = cudag__ident_end(v->str, ni, v->len);
+    if (ne > ni && ne - ni <= CUDAG__MAX_NAME &&
+        cudag__skip_ws(v->str, ne, v->len) == v->len) {
+        char name[CUDAG__MAX_NAME + 1];
+        memcpy(name, v->str + ni, ne - ni);
+        name[ne - ni] = '\0';
+        uint32_t c = cudag__find_cond(lw->g, name);
+        if (c != CUDAG__NONE) {
+            a->kind = CUDAG_ARG_COND;
+            a->buffer = c;
+            return CUDAG_OK;
+        }
+    }
     if (cudag__buffer_ref(lw, v, env, &a->buffer, &a->offset, &rc)) {
         a->kind = CUDAG_ARG_BUFFER;
         return rc;
+    }
+    if (want == CUDAG_TYPE_COND) {
+        char name[CUDAG__MAX_NAME + 1];
+        size_t i, n = cudag__leading_name(v, name, &i);
+        if (n) {
+            const char *best =
+                CUDAG__SUGGEST(lw, conds, nconds, cudag__cond, name);
+            return cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
+                               "unknown condition '%s'%s%s%s", name,
+                               CUDAG__DYM(best));
+        }
+        /* A number for a condition: the checker says what is wrong. */
     }
     if (v->plain && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0)) {
         a->kind = CUDAG_ARG_NULL;
@@ -250,6 +277,12 @@ static const char *arg_text(const cudag_graph *g, const cudag__arg *a,
     case CUDAG_ARG_NULL:
         snprintf(buf, cap, "null");
         break;
+    case CUDAG_ARG_COND:
+        if (a->buffer < g->nconds)
+            snprintf(buf, cap, "condition '%s'", g->conds[a->buffer].name);
+        else
+            snprintf(buf, cap, "a condition");
+        break;
     default:
         snprintf(buf, cap, "an invalid argument");
         break;
@@ -301,6 +334,22 @@ static void check_arg(cudag__checker *c, const cudag__node *n,
                 (unsigned long long)b->count, cudag__plural(b->count));
         return;
     }
+    if (a->kind == CUDAG_ARG_COND) {
+        if (a->buffer >= g->nconds) {
+            cudag__check_fail(
+                c, CUDAG_EUNKNOWN, pos,
+                "node '%s': argument '%s' refers to condition index %u, but "
+                "the graph has %u conditions",
+                n->name, pn, a->buffer, g->nconds);
+            return;
+        }
+        if (t != CUDAG_TYPE_COND)
+            goto mismatch;
+        cudag__check_cond_setter(c, (uint32_t)(n - g->nodes), a->buffer, pos);
+        return;
+    }
+    if (t == CUDAG_TYPE_COND)
+        goto mismatch;
     if (a->kind != CUDAG_ARG_INT && a->kind != CUDAG_ARG_FLOAT &&
         a->kind != CUDAG_ARG_NULL) {
         cudag__check_fail(c, CUDAG_EINVAL, pos,
@@ -350,6 +399,7 @@ mismatch:
                       "node '%s': argument '%s' (%s) must be %s, got %s",
                       n->name, pn, tn,
                       t == CUDAG_TYPE_PTR     ? "a buffer or null"
+                      : t == CUDAG_TYPE_COND  ? "a condition"
                       : cudag__is_int_type(t) ? "an integer"
                                               : "a number",
                       arg_text(g, a, what, sizeof what));
@@ -625,8 +675,13 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
                CUgraphNode *out, cudag_error *err)
 {
     const cudag__node *nd = &b->g->nodes[n];
+    const cudag__launch *L = &b->l->k[n];
+    /* The conditions' handles exist now (kind.h: prepare). */
+    for (uint32_t i = 0; i < nd->u.k.nargs && i < L->nparams; i++)
+        if (nd->u.k.args[i].kind == CUDAG_ARG_COND)
+            L->vals[i] = b->handles[nd->u.k.args[i].buffer];
     CUDA_KERNEL_NODE_PARAMS p;
-    cudag__kernel_params(&b->l->k[n], &p);
+    cudag__kernel_params(L, &p);
     CUresult r = b->gpu->drv->cuGraphAddKernelNode(out, graph, NULL, 0, &p);
     if (r != CUDA_SUCCESS)
         return cudag__cu_fail(err, b->gpu->drv, r, nd->pos,
@@ -643,10 +698,11 @@ static int push_kernel(cudag_exec *x, uint32_t n, cudag_error *err)
     cudag__kernel_params(&x->launch.k[n], &p);
     CUresult r = x->gpu.drv->cuGraphExecKernelNodeSetParams(
         x->gexec, x->built.nodes[n], &p);
+    const cudag__node *nd = cudag__tree_node(x->g, n);
     if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
+        return cudag__cu_fail(err, x->gpu.drv, r, nd->pos,
                               "cuGraphExecKernelNodeSetParams: node '%s'",
-                              x->g->nodes[n].name);
+                              nd->name);
     return CUDAG_OK;
 }
 
@@ -667,7 +723,7 @@ static int set_arg(cudag_exec *x, uint32_t n, unsigned index,
                    const cudag_arg *arg, cudag_error *err)
 {
     const cudag_graph *g = x->g;
-    const cudag__node *nd = &g->nodes[n];
+    const cudag__node *nd = cudag__tree_node(g, n);
     const cudag__sig *sig = &g->sigs[nd->u.k.sig];
     if (index >= sig->nparams || !arg)
         return cudag__fail_at(err, CUDAG_EARGS, nd->pos,
@@ -677,6 +733,14 @@ static int set_arg(cudag_exec *x, uint32_t n, unsigned index,
                               arg ? "argument index out of range"
                                   : "argument is NULL",
                               sig->name, sig->nparams);
+    /* The handle a cond parameter holds belongs to the graph as it was
+     * built: it stays. */
+    if (sig->types[index] == CUDAG_TYPE_COND || arg->kind == CUDAG_ARG_COND)
+        return cudag__fail_at(err, CUDAG_ENOTSUP, nd->pos,
+                              "cudag_exec_set_arg: node '%s', argument %u "
+                              "('%s'): a condition argument cannot change "
+                              "after instantiation",
+                              nd->name, index, sig->pnames[index]);
     cudag__arg a;
     memset(&a, 0, sizeof a);
     a.kind = arg->kind;
@@ -773,7 +837,7 @@ int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
                      cudag_dim3 grid, cudag_dim3 block, uint32_t shared_bytes,
                      const cudag_arg *args, size_t nargs, cudag_error *err)
 {
-    int rc = cudag__builder_start(g, name, "cudag_add_kernel", err);
+    int rc = cudag__builder_start(g, &name, "cudag_add_kernel", err);
     if (rc != CUDAG_OK)
         return rc;
     if (!signature)
@@ -812,6 +876,15 @@ int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
             break;
         case CUDAG_ARG_NULL:
             break;
+        case CUDAG_ARG_COND:
+            a[i].buffer = cudag__find_cond(g, args[i].buffer);
+            if (a[i].buffer == CUDAG__NONE)
+                return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                                      "node '%s': unknown condition '%s'",
+                                      name,
+                                      args[i].buffer ? args[i].buffer
+                                                     : "(null)");
+            break;
         default:
             return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                                   "node '%s': argument %zu has an invalid kind",
@@ -848,6 +921,7 @@ const cudag__kind_ops cudag__kind_kernel = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof *keys,
     .pdl_end = true,
+    .in_body = true,
     .plan_count = offsetof(cudag_plan_info, kernel_nodes),
     .read_yaml = read_yaml,
     .check = check,

@@ -133,7 +133,7 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
 
 static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
 {
-    const cudag__node *nd = &x->g->nodes[n];
+    const cudag__node *nd = cudag__tree_node(x->g, n);
     if (nd->u.cpy.src != buf && nd->u.cpy.dst != buf)
         return CUDAG_OK;
     CUDA_MEMCPY3D p;
@@ -183,7 +183,7 @@ int cudag_add_memcpy(cudag_graph *g, const char *name, const char *dst,
                      uint64_t dst_offset, const char *src, uint64_t src_offset,
                      uint64_t count, cudag_error *err)
 {
-    int rc = cudag__builder_start(g, name, "cudag_add_memcpy", err);
+    int rc = cudag__builder_start(g, &name, "cudag_add_memcpy", err);
     if (rc != CUDAG_OK)
         return rc;
     uint32_t d = cudag__builder_buffer(g, name, dst, &rc, err);
@@ -215,6 +215,7 @@ const cudag__kind_ops cudag__kind_memcpy = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof *keys,
     .pdl_end = false,
+    .in_body = true,
     .plan_count = offsetof(cudag_plan_info, memcpy_nodes),
     .read_yaml = read_yaml,
     .check = check,

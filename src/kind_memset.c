@@ -169,7 +169,7 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
 
 static int repoint(cudag_exec *x, uint32_t n, uint32_t buf, cudag_error *err)
 {
-    const cudag__node *nd = &x->g->nodes[n];
+    const cudag__node *nd = cudag__tree_node(x->g, n);
     if (nd->u.set.buffer != buf)
         return CUDAG_OK;
     CUDA_MEMSET_NODE_PARAMS p;
@@ -227,7 +227,7 @@ int cudag_add_memset(cudag_graph *g, const char *name, const char *buffer,
                      uint64_t offset, uint64_t count, double value,
                      cudag_error *err)
 {
-    int rc = cudag__builder_start(g, name, "cudag_add_memset", err);
+    int rc = cudag__builder_start(g, &name, "cudag_add_memset", err);
     if (rc != CUDAG_OK)
         return rc;
     uint32_t b = cudag__builder_buffer(g, name, buffer, &rc, err);
@@ -256,6 +256,7 @@ const cudag__kind_ops cudag__kind_memset = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof *keys,
     .pdl_end = false,
+    .in_body = true,
     .plan_count = offsetof(cudag_plan_info, memset_nodes),
     .read_yaml = read_yaml,
     .check = check,

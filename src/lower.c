@@ -402,8 +402,8 @@ static cudag__define *find_define(cudag__lower *lw, const char *name)
 /* ---- sections -------------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-    "cudag", "name", "description", "include", "vars",
-    "modules", "kernels", "buffers", "nodes", "edges",
+    "cudag", "name", "description", "include", "vars", "modules",
+    "kernels", "buffers", "conditions", "nodes", "edges",
 };
 
 static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
@@ -917,7 +917,7 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         if (!cudag__want(lw, type, CUDAG__DOC_SCALAR, "a buffer's type"))
             goto bad;
         cudag_type ty = cudag__type_parse(type->str, type->len);
-        if (ty == CUDAG_TYPE_NONE || ty == CUDAG_TYPE_PTR) {
+        if (!cudag__is_elem_type(ty)) {
             cudag__bad_type(lw, type->pos, type->str, true);
             goto bad;
         }
@@ -952,6 +952,45 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         continue;
     bad:
         cudag__mark_bad(lw, CUDAG__NS_BUFFER, k->str);
+    }
+}
+
+/* conditions: NAME: {default: EXPR} — or {} for no default. */
+static void lower_conditions(cudag__lower *lw, const cudag__file *f)
+{
+    const cudag__doc *conds = cudag__doc_get(f->root, "conditions");
+    if (!conds || !cudag__want(lw, conds, CUDAG__DOC_MAP, "conditions"))
+        return;
+    static const char *const keys[] = {"default"};
+    for (uint32_t i = 0; i < conds->n && !cudag__diag_full(lw->d); i++) {
+        const cudag__doc *k = conds->items[2 * i], *v = conds->items[2 * i + 1];
+        if (cudag__free_key(k))
+            continue;
+        if (!name_ok(lw, k, "condition") ||
+            !cudag__want(lw, v, CUDAG__DOC_MAP, "a condition") ||
+            cudag__check_keys(lw, v, keys, 1, "a condition"))
+            continue;
+        const cudag__doc *dflt = cudag__doc_get(v, "default");
+        int64_t value = 0;
+        if (dflt && cudag__eval(lw, dflt, NULL, &value) != CUDAG_OK)
+            continue;
+        if (dflt && (value < 0 || value > (int64_t)UINT32_MAX)) {
+            cudag__lerr(lw, CUDAG_ERANGE, dflt->pos,
+                        "condition '%s': default %lld is out of range (0 to "
+                        "4294967295)",
+                        k->str, (long long)value);
+            continue;
+        }
+        cudag__cond *c;
+        cudag_error e;
+        if (cudag__add_cond(lw->g, k->str, k->pos, &c, &e) != CUDAG_OK) {
+            cudag__lerr(lw, e.code, k->pos, "%s", e.message);
+            continue;
+        }
+        c->has_default = dflt != NULL;
+        c->value = (uint32_t)value;
+        if (dflt)
+            c->default_pos = dflt->pos;
     }
 }
 
@@ -993,6 +1032,8 @@ static int lower_all(cudag__lower *lw)
     }
     for (uint32_t i = 0; i < src->nfiles; i++)
         lower_buffers(lw, &src->files[i]);
+    for (uint32_t i = 0; i < src->nfiles; i++)
+        lower_conditions(lw, &src->files[i]);
     if (!cudag__diag_full(lw->d))
         cudag__lower_nodes(lw);
     return lw->d->nerr ? lw->d->first_code : CUDAG_OK;

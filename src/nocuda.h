@@ -35,6 +35,8 @@ typedef enum cudaError_enum {
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_ILLEGAL_STATE = 401,
     CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
     CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
@@ -67,7 +69,8 @@ typedef enum CUgraphNodeType_enum {
     CU_GRAPH_NODE_TYPE_HOST = 3,
     CU_GRAPH_NODE_TYPE_GRAPH = 4,
     CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
-    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
 } CUgraphNodeType;
 
 typedef enum CUstreamCaptureMode_enum {
@@ -120,6 +123,32 @@ enum {
     CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2
 };
 typedef int CUdriverProcAddressQueryResult;
+
+/* Conditional nodes (kind_cond.c): a handle kernels set, and the node's
+ * parameters in the driver's generic node description. */
+typedef unsigned long long CUgraphConditionalHandle;
+typedef enum CUgraphConditionalNodeType_enum {
+    CU_GRAPH_COND_TYPE_IF = 0,
+    CU_GRAPH_COND_TYPE_WHILE = 1,
+    CU_GRAPH_COND_TYPE_SWITCH = 2
+} CUgraphConditionalNodeType;
+#define CU_GRAPH_COND_ASSIGN_DEFAULT 0x1
+typedef struct CUDA_CONDITIONAL_NODE_PARAMS {
+    CUgraphConditionalHandle handle;
+    CUgraphConditionalNodeType type;
+    unsigned size;
+    CUgraph *phGraph_out;
+    CUcontext ctx;
+} CUDA_CONDITIONAL_NODE_PARAMS;
+typedef struct CUgraphNodeParams_st {
+    CUgraphNodeType type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        CUDA_CONDITIONAL_NODE_PARAMS conditional;
+    };
+    long long reserved2;
+} CUgraphNodeParams;
 
 typedef struct CUDA_KERNEL_NODE_PARAMS {
     CUfunction func;
@@ -230,6 +259,11 @@ typedef CUresult (*PFN_cuMemcpyDtoDAsync_v3020)(CUdeviceptr, CUdeviceptr,
 typedef CUresult (*PFN_cuLibraryLoadFromFile_v12000)(
     CUlibrary *, const char *, CUjit_option *, void **, unsigned,
     CUlibraryOption *, void **, unsigned);
+typedef CUresult (*PFN_cuGraphAddNode_v12030)(
+    CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *,
+    size_t, CUgraphNodeParams *);
+typedef CUresult (*PFN_cuGraphConditionalHandleCreate_v12030)(
+    CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned, unsigned);
 typedef CUresult (*PFN_cuLibraryLoadData_v12000)(
     CUlibrary *, const void *, CUjit_option *, void **, unsigned,
     CUlibraryOption *, void **, unsigned);

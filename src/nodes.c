@@ -1,6 +1,7 @@
 /* nodes.c — the `nodes` and `edges` sections: repetition and groups, which
  * kind a node body is (each kind reads its own body: kind.h), `after`, and
- * references to other nodes.
+ * references to other nodes; also the front end's step for a sub-graph (a
+ * conditional node's body), whose references stay inside it.
  *
  * Two passes: the first walks every file's `nodes` and creates each node
  * (so its full name is known), the second lowers each node's body, so that
@@ -144,15 +145,25 @@ typedef struct node_keys {
     size_t n, nnames;
 } node_keys;
 
+/* The keys that select kind k: its select list, or its name. */
+static const char *const *selectors(const cudag__kind_ops *k, size_t *n)
+{
+    /* A kind only the C API makes (no YAML form) has none. */
+    *n = !k->read_yaml ? 0 : k->select ? k->nselect : 1;
+    return k->select ? k->select : &k->name;
+}
+
 static void gather_keys(node_keys *nk)
 {
     size_t nkinds;
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
     nk->n = 0;
-    /* Kinds without a YAML form (C API only) have no keys here. */
-    for (size_t i = 0; i < nkinds; i++)
-        if (kinds[i]->read_yaml)
-            nk->key[nk->n++] = kinds[i]->name;
+    for (size_t i = 0; i < nkinds; i++) {
+        size_t ns;
+        const char *const *sel = selectors(kinds[i], &ns);
+        for (size_t j = 0; j < ns && nk->n < NKEYS(nk->key); j++)
+            nk->key[nk->n++] = sel[j];
+    }
     nk->nnames = nk->n;
     for (size_t i = 0; i < nkinds; i++)
         for (size_t j = 0; kinds[i]->read_yaml && j < kinds[i]->nkeys; j++) {
@@ -165,25 +176,19 @@ static void gather_keys(node_keys *nk)
         }
 }
 
-/* "'kernel', 'memset' or 'memcpy'" (quoted) or "kernel, memset or memcpy":
- * the kinds' names joined for a message, the last pair by `conj`. */
-static const char *kind_names(char *buf, size_t cap, bool quoted,
-                              const char *conj)
+/* "'kernel', 'memset', …  or 'switch'" (quoted) or "kernel, memset, … or
+ * switch": the keys that select a kind, joined for a message, the last pair
+ * by `conj`. */
+static const char *kind_names(const node_keys *nk, char *buf, size_t cap,
+                              bool quoted, const char *conj)
 {
-    size_t nkinds, len = 0;
-    const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
+    size_t len = 0;
     const char *q = quoted ? "'" : "";
     buf[0] = '\0';
-    size_t nyaml = 0, at = 0;
-    for (size_t i = 0; i < nkinds; i++)
-        nyaml += kinds[i]->read_yaml != NULL;
-    for (size_t i = 0; i < nkinds && len < cap; i++) {
-        if (!kinds[i]->read_yaml)
-            continue;
-        const char *sep = at == 0 ? "" : at + 1 < nyaml ? ", " : conj;
-        at++;
+    for (size_t i = 0; i < nk->nnames && len < cap; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < nk->nnames ? ", " : conj;
         int n = snprintf(buf + len, cap - len, "%s%s%s%s", sep, q,
-                         kinds[i]->name, q);
+                         nk->key[i], q);
         if (n < 0)
             break;
         len += (size_t)n;
@@ -346,7 +351,9 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
         return cudag__lerr(lw, CUDAG_EKEY, v->pos,
                            "node '%s' must be a mapping (a %s node, or a "
                            "group of nodes), not %s",
-                           full, kind_names(names, sizeof names, false, " or "),
+                           full,
+                           kind_names(w->nk, names, sizeof names, false,
+                                      " or "),
                            cudag__doc_what(v));
     }
     cudag_error e;
@@ -377,6 +384,7 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
                                         &lw->cpend, sizeof *p);
     if (!p)
         return cudag__lerr(lw, CUDAG_ENOMEM, k->pos, "out of memory");
+    p->g = lw->g;
     p->node = lw->g->nnodes - 1;
     p->body = v;
     p->env = env;
@@ -511,6 +519,49 @@ static int lookup_in(cudag__lower *lw, const cudag__doc *sc, const noderef *r,
     return REF_FOUND;
 }
 
+/* The length of the group prefix around prefix[0..plen) (not empty): the
+ * innermost group dropped, "a[1].b[2]." → "a[1]." → "". */
+static size_t enclosing(const char *prefix, size_t plen)
+{
+    size_t cut = plen - 1;
+    while (cut > 0 && prefix[cut - 1] != '.')
+        cut--;
+    return cut;
+}
+
+/* The name of the node that holds sub-graph h. */
+static const char *owner_name(const cudag_graph *h)
+{
+    return h->parent->nodes[h->owner].name;
+}
+
+/* A reference to node `full`, which is in graph `in` of the tree but not in
+ * the graph being lowered: an edge would cross a body's border. */
+static int report_elsewhere(cudag__lower *lw, cudag__pos pos, const char *full,
+                            const cudag_graph *in, uint32_t node)
+{
+    const cudag_graph *g = lw->g;
+    if (g->parent && in == g->parent && node == g->owner)
+        return cudag__lerr(lw, CUDAG_EEDGE, pos,
+                           "node '%s' runs this body, so nothing in the "
+                           "body can wait for it",
+                           full);
+    if (g->parent && !cudag__graph_within(in, g))
+        return cudag__lerr(lw, CUDAG_EEDGE, pos,
+                           "node '%s' is outside the body of '%s': edges "
+                           "stay within one body (an edge to the body goes "
+                           "to '%s')",
+                           full, owner_name(g), owner_name(g));
+    /* Inside a body below this graph: name the outermost one. */
+    const cudag_graph *b = in;
+    while (b->parent != g)
+        b = b->parent;
+    return cudag__lerr(lw, CUDAG_EEDGE, pos,
+                       "node '%s' is inside the body of '%s': edges stay "
+                       "within one body (connect to '%s' instead)",
+                       full, owner_name(b), owner_name(b));
+}
+
 /* Reports a reference that names no node: as written, fully evaluated,
  * with a suggestion. */
 static int report_unknown(cudag__lower *lw, const cudag__doc *sc,
@@ -526,15 +577,31 @@ static int report_unknown(cudag__lower *lw, const cudag__doc *sc,
             n += (size_t)snprintf(name + n, sizeof name - n, "[%lld]",
                                   (long long)p->idx[x]);
     }
+    cudag__pos pos =
+        cudag__doc_pos_at(sc, r->off + cudag__skip_ws(r->s, 0, len));
+    /* A node of another graph of the tree, tried as resolve() would. */
+    const cudag_graph *root = lw->g->root;
+    for (size_t plen = strlen(prefix); root->nsubs;) {
+        char full[sizeof name * 2];
+        snprintf(full, sizeof full, "%.*s%s", (int)plen, prefix, name);
+        uint32_t at;
+        const cudag_graph *in = cudag__tree_find(root, full, &at);
+        if (in && in != lw->g) {
+            report_elsewhere(lw, pos, full, in, at);
+            return REF_ERROR;
+        }
+        if (plen == 0)
+            break;
+        plen = enclosing(prefix, plen);
+    }
     const char *best = cudag__suggest_node(lw, name);
     if (!best && *prefix) {
         char full[sizeof name * 2];
         snprintf(full, sizeof full, "%s%s", prefix, name);
         best = cudag__suggest_node(lw, full);
     }
-    cudag__lerr(lw, CUDAG_EUNKNOWN,
-                cudag__doc_pos_at(sc, r->off + cudag__skip_ws(r->s, 0, len)),
-                "unknown node '%s'%s%s%s", name, CUDAG__DYM(best));
+    cudag__lerr(lw, CUDAG_EUNKNOWN, pos, "unknown node '%s'%s%s%s", name,
+                CUDAG__DYM(best));
     return REF_ERROR;
 }
 
@@ -592,11 +659,7 @@ static int resolve(cudag__lower *lw, const cudag__doc *sc, size_t off,
             return rc;
         if (plen == 0)
             break;
-        /* Drop the innermost group: "a[1].b[2]." → "a[1]." → "". */
-        size_t cut = plen - 1;
-        while (cut > 0 && prefix[cut - 1] != '.')
-            cut--;
-        plen = cut;
+        plen = enclosing(prefix, plen);
     }
     if (names_bad_node(lw, r.s, len, prefix, true))
         return REF_ERROR;
@@ -683,23 +746,30 @@ static const cudag__kind_ops *body_kind(cudag__lower *lw,
     size_t nkinds, found = 0;
     const cudag__kind_ops *const *kinds = cudag__kinds(&nkinds);
     const cudag__kind_ops *kind = NULL;
-    for (size_t i = 0; i < nkinds; i++)
-        if (kinds[i]->read_yaml && cudag__doc_get(b, kinds[i]->name)) {
+    for (size_t i = 0; i < nkinds; i++) {
+        size_t ns;
+        const char *const *sel = selectors(kinds[i], &ns);
+        size_t j = 0;
+        while (j < ns && !cudag__doc_get(b, sel[j]))
+            j++;
+        if (j < ns) {
             kind = kinds[i];
             found++;
         }
+    }
     char names[256];
     if (found > 1) {
         cudag__lerr(lw, CUDAG_EKEY, n->pos,
                     "node '%s' has more than one of %s", n->name,
-                    kind_names(names, sizeof names, true, " and "));
+                    kind_names(nk, names, sizeof names, true, " and "));
         return NULL;
     }
     if (!kind) {
         unsigned bad = cudag__check_keys(lw, b, nk->key, nk->n, "a node");
         if (!bad)
             cudag__lerr(lw, CUDAG_EKEY, n->pos, "node '%s' needs one of %s",
-                        n->name, kind_names(names, sizeof names, true, " or "));
+                        n->name,
+                        kind_names(nk, names, sizeof names, true, " or "));
         return NULL;
     }
     if (cudag__check_keys(lw, b, kind->keys, kind->nkeys, kind->what))
@@ -709,17 +779,45 @@ static const cudag__kind_ops *body_kind(cudag__lower *lw,
     return kind;
 }
 
-static void lower_body(cudag__lower *lw, const cudag__pending *p,
-                       const node_keys *nk)
+static void lower_body(cudag__lower *lw, uint32_t i, const node_keys *nk)
 {
-    const cudag__kind_ops *kind = body_kind(lw, p, nk);
-    if (!kind)
+    /* A copy: a kind that lowers a sub-graph adds pending nodes, which may
+     * move the array. */
+    cudag__pending p = lw->pend[i];
+    cudag_graph *outer = lw->g;
+    lw->g = p.g;
+    const cudag__kind_ops *kind = body_kind(lw, &p, nk);
+    if (kind) {
+        lw->g->nodes[p.node].kind = kind->kind;
+        kind->read_yaml(lw, &p);
+        const cudag__doc *after = cudag__doc_get(p.body, "after");
+        if (after)
+            lower_after(lw, &p, after);
+    }
+    lw->g = outer;
+}
+
+/* lw->lower_sub (front.h): both passes over a body's nodes, then its
+ * pending entries are done and dropped, so that the outer pass goes on
+ * where it was. */
+static void lower_sub(cudag__lower *lw, cudag_graph *sub, const cudag__doc *map,
+                      const cudag__binding *env)
+{
+    walk *w = lw->walk;
+    cudag_graph *outer = lw->g;
+    uint32_t first = lw->npend;
+    if (++w->instances > CUDAG__MAX_NODES) {
+        cudag__lerr(lw, CUDAG_ELIMIT, map->pos,
+                    "more than %u nodes, groups and bodies",
+                    CUDAG__MAX_NODES);
         return;
-    lw->g->nodes[p->node].kind = kind->kind;
-    kind->read_yaml(lw, p);
-    const cudag__doc *after = cudag__doc_get(p->body, "after");
-    if (after)
-        lower_after(lw, p, after);
+    }
+    lw->g = sub;
+    walk_nodes(lw, w, map, sub->prefix, env, CUDAG__NONE);
+    for (uint32_t i = first; i < lw->npend && !cudag__diag_full(lw->d); i++)
+        lower_body(lw, i, w->nk);
+    lw->npend = first;
+    lw->g = outer;
 }
 
 /* ---- the edges section ------------------------------------------------------- */
@@ -819,6 +917,8 @@ int cudag__lower_nodes(cudag__lower *lw)
     node_keys nk;
     gather_keys(&nk);
     walk w = {&nk, 0, 0, 0};
+    lw->walk = &w;
+    lw->lower_sub = lower_sub;
     for (uint32_t i = 0; i < src->nfiles && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *nodes = cudag__doc_get(src->files[i].root, "nodes");
         lw->file = i;
@@ -830,7 +930,7 @@ int cudag__lower_nodes(cudag__lower *lw)
     if (w.lowered > CUDAG__MAX_LOWERED)
         return lw->d->first_code;
     for (uint32_t i = 0; i < lw->npend && !cudag__diag_full(lw->d); i++)
-        lower_body(lw, &lw->pend[i], &nk);
+        lower_body(lw, i, &nk);
     for (uint32_t i = 0; i < src->nfiles && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *edges = cudag__doc_get(src->files[i].root, "edges");
         if (edges)

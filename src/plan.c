@@ -17,6 +17,9 @@
  *     level 0: a b c
  *     level 1: d
  *     …
+ *     body loop: runs again and again while condition 'more' is not 0; …
+ *       level 0: loop.step
+ *       …
  *
  * The node counts list every kind a file can hold, then the kinds only the
  * C API adds (capture, event_record, event_wait, host) where there are any.
@@ -28,6 +31,13 @@
  * a lower level.  Each level line lists its nodes by full name, separated by
  * single spaces, in the order they were added to the graph.  An empty graph
  * prints depth 0, width 0 and no level lines.
+ *
+ * The counts (nodes, edges, buffers) cover the graph and every sub-graph of
+ * its nodes (conditional bodies); depth, width and the first schedule are
+ * the graph's own.  Each sub-graph follows, depth first, as a line
+ * "body NAME: WHEN" (when it runs, as its node's kind says: for a
+ * conditional body, decided on the device) and its own schedule, each line
+ * indented two spaces per level of nesting.
  */
 #include "kind.h"
 
@@ -55,14 +65,18 @@ static void human_bytes(char *buf, size_t cap, uint64_t bytes)
 static void plan_counts(const cudag_graph *g, cudag_plan_info *pi)
 {
     memset(pi, 0, sizeof *pi);
-    pi->nodes = g->nnodes;
-    for (uint32_t i = 0; i < g->nnodes; i++) {
-        const cudag__kind_ops *k = cudag__kind(g->nodes[i].kind);
+    pi->nodes = cudag__tree_nnodes(g);
+    pi->bodies = cudag__tree_ngraphs(g) - 1;
+    for (uint32_t i = 0; i < pi->nodes; i++) {
+        const cudag__kind_ops *k = cudag__kind(cudag__tree_node(g, i)->kind);
         if (k)
             (*(size_t *)((char *)pi + k->plan_count))++;
     }
-    for (uint32_t i = 0; i < g->nedges; i++)
-        pi->edges[g->edges[i].kind]++;
+    for (uint32_t t = 0; t < cudag__tree_ngraphs(g); t++) {
+        const cudag_graph *h = cudag__tree_graph(g, t);
+        for (uint32_t i = 0; i < h->nedges; i++)
+            pi->edges[h->edges[i].kind]++;
+    }
     /* Checked buffers are at most 64 TiB and at most 65536 of them: the sum
      * fits in 64 bits. */
     for (uint32_t i = 0; i < g->nbuffers; i++)
@@ -78,6 +92,7 @@ static size_t plan_levels(const cudag_graph *g, uint32_t *start,
 {
     uint32_t depth = g->topo.depth;
     size_t width = 0;
+    memset(start, 0, ((size_t)depth + 2) * sizeof *start);
     for (uint32_t i = 0; i < g->nnodes; i++)
         start[g->topo.level[i] + 1]++;
     for (uint32_t l = 0; l < depth; l++) {
@@ -94,9 +109,44 @@ static size_t plan_levels(const cudag_graph *g, uint32_t *start,
     return width;
 }
 
+/* Graph h's schedule, each line after `indent` spaces. */
+static void put_schedule(cudag__sb *b, const cudag_graph *h, unsigned indent,
+                         uint32_t *start, uint32_t *by_level)
+{
+    plan_levels(h, start, by_level);
+    for (uint32_t l = 0; l < h->topo.depth; l++) {
+        cudag__sb_printf(b, "%*slevel %u:", (int)indent, "", l);
+        for (uint32_t j = start[l]; j < start[l + 1]; j++) {
+            cudag__sb_puts(b, " ");
+            cudag__sb_puts(b, h->nodes[by_level[j]].name);
+        }
+        cudag__sb_puts(b, "\n");
+    }
+}
+
+/* The sub-graphs of g's nodes, depth first, with their schedules. */
+static void put_bodies(cudag__sb *b, const cudag_graph *g, uint32_t *start,
+                       uint32_t *by_level)
+{
+    for (uint32_t i = 0; i < g->nsubs; i++) {
+        const cudag_graph *s = g->subs[i];
+        const cudag__node *owner = &g->nodes[s->owner];
+        const cudag__kind_ops *k = cudag__kind(owner->kind);
+        unsigned indent = 2 * (s->depth - 1);
+        cudag__sb_printf(b, "%*sbody %s:", (int)indent, "", s->name);
+        if (k && k->body_label) {
+            cudag__sb_puts(b, " ");
+            k->body_label(b, g, owner, s->slot, false);
+        }
+        cudag__sb_puts(b, "\n");
+        put_schedule(b, s, indent + 2, start, by_level);
+        put_bodies(b, s, start, by_level);
+    }
+}
+
 /* The plan's text (format at the top of this file); NULL on OOM. */
 static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
-                       const uint32_t *start, const uint32_t *by_level)
+                       uint32_t *start, uint32_t *by_level)
 {
     char human[32];
     human_bytes(human, sizeof human, pi->buffer_bytes);
@@ -116,9 +166,12 @@ static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
     }
     cudag__sb_puts(&b, ")\n");
     cudag__sb_printf(&b,
-                     "edges: %u (%zu full, %zu programmatic, %zu "
+                     "edges: %zu (%zu full, %zu programmatic, %zu "
                      "launch_order)\n",
-                     g->nedges, pi->edges[CUDAG_EDGE_FULL],
+                     pi->edges[CUDAG_EDGE_FULL] +
+                         pi->edges[CUDAG_EDGE_PROGRAMMATIC] +
+                         pi->edges[CUDAG_EDGE_LAUNCH_ORDER],
+                     pi->edges[CUDAG_EDGE_FULL],
                      pi->edges[CUDAG_EDGE_PROGRAMMATIC],
                      pi->edges[CUDAG_EDGE_LAUNCH_ORDER]);
     cudag__sb_printf(&b, "depth: %zu\n", pi->depth);
@@ -126,14 +179,8 @@ static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
     cudag__sb_printf(&b, "buffers: %u (%llu bytes, %s)\n", g->nbuffers,
                      (unsigned long long)pi->buffer_bytes, human);
     cudag__sb_puts(&b, "schedule:\n");
-    for (uint32_t l = 0; l < g->topo.depth; l++) {
-        cudag__sb_printf(&b, "level %u:", l);
-        for (uint32_t j = start[l]; j < start[l + 1]; j++) {
-            cudag__sb_puts(&b, " ");
-            cudag__sb_puts(&b, g->nodes[by_level[j]].name);
-        }
-        cudag__sb_puts(&b, "\n");
-    }
+    put_schedule(&b, g, 0, start, by_level);
+    put_bodies(&b, g, start, by_level);
     return cudag__sb_finish(&b);
 }
 
@@ -146,6 +193,9 @@ int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
     if (!g)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "cudag_plan: graph is NULL");
+    int rc = cudag__need_root(g, "cudag_plan", "plan graph", err);
+    if (rc != CUDAG_OK)
+        return rc;
     if (!g->checked)
         return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
                               "cudag_plan: graph '%s' has not passed "
@@ -153,9 +203,15 @@ int cudag_plan(const cudag_graph *g, cudag_plan_info *info, char **text,
                               g->name);
     cudag_plan_info pi;
     plan_counts(g, &pi);
-    uint32_t *start = cudag__calloc((size_t)g->topo.depth + 2, sizeof *start);
-    uint32_t *by_level = cudag__malloc(((size_t)g->nnodes + 1) *
-                                       sizeof *by_level);
+    /* Room for the largest graph of the tree: each schedule reuses it. */
+    size_t depth = 0, nodes = 0;
+    for (uint32_t t = 0; t < cudag__tree_ngraphs(g); t++) {
+        const cudag_graph *h = cudag__tree_graph(g, t);
+        depth = h->topo.depth > depth ? h->topo.depth : depth;
+        nodes = h->nnodes > nodes ? h->nnodes : nodes;
+    }
+    uint32_t *start = cudag__calloc(depth + 2, sizeof *start);
+    uint32_t *by_level = cudag__malloc((nodes + 1) * sizeof *by_level);
     if (!start || !by_level)
         goto oom;
     pi.width = plan_levels(g, start, by_level);

@@ -39,15 +39,17 @@ static cudag__variant *variant(cudag_exec *x, cudag_replay how)
     return how == CUDAG_REPLAY_GRAPH_FULL ? &x->full : &x->serial;
 }
 
-/* The kind each edge was built with, and the nodes a programmatic or
- * launch-order edge ends at.  The exec reported its downgrades when it was
- * built; CUDAG_STRICT made them errors then, so here they are only kinds. */
+/* The kind each edge of the tree was built with (flat numbering: the root's
+ * edges first), and the root's nodes a programmatic or launch-order edge
+ * ends at (stream launches run only a graph without bodies).  The exec
+ * reported its downgrades when it was built; CUDAG_STRICT made them errors
+ * then, so here they are only kinds. */
 static int edge_kinds(cudag_exec *x, cudag_error *err)
 {
     if (x->kinds)
         return CUDAG_OK;
     const cudag_graph *g = x->g;
-    uint8_t *kinds = cudag__calloc(g->nedges + 1, 1);
+    uint8_t *kinds = cudag__calloc(cudag__tree_nedges(g) + 1, 1);
     bool *pdl_in = cudag__calloc(g->nnodes + 1, sizeof *pdl_in);
     if (!kinds || !pdl_in) {
         cudag__free(kinds);
@@ -85,7 +87,7 @@ static int make_variant(cudag_exec *x, cudag_replay how, cudag_error *err)
     int rc = edge_kinds(x, err);
     if (rc == CUDAG_OK)
         rc = cudag__build(&x->gpu, x->g, &x->launch, x->bufs, x->kinds,
-                          ways[how].build, &v->built, err);
+                          x->starts, ways[how].build, &v->built, err);
     if (rc != CUDAG_OK)
         return rc;
     const cudag__drv *d = x->gpu.drv;

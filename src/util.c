@@ -117,6 +117,8 @@ void *cudag__arena_alloc(cudag__arena *a, size_t n)
 
 static void *arena_raw(cudag__arena *a, size_t n)
 {
+    while (a->owner)
+        a = a->owner;
     if (n > SIZE_MAX - 15u)
         return NULL;    /* rounding up would wrap to a tiny object */
     n = (n + 15u) & ~(size_t)15u;
@@ -202,6 +204,8 @@ char *cudag__arena_printf(cudag__arena *a, const char *fmt, ...)
 
 void cudag__arena_free(cudag__arena *a)
 {
+    if (a->owner)
+        return;     /* the owner's to free */
     cudag__chunk *c = a->head;
     while (c) {
         cudag__chunk *next = c->next;

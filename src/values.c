@@ -204,6 +204,8 @@ static const char *arg_kind_name(cudag_arg_kind k)
         return "a number";
     case CUDAG_ARG_NULL:
         return "null";
+    case CUDAG_ARG_COND:
+        return "a condition";
     }
     return "an invalid argument";
 }
@@ -212,6 +214,24 @@ int cudag__pack_arg(const cudag_graph *g, cudag_type t, const cudag__arg *a,
                     const CUdeviceptr *bufs, uint64_t *slot, cudag_error *err)
 {
     *slot = 0;
+    /* A condition's handle exists once the graph holding its conditional
+     * node does: the kernel node puts it in when it is added (kind_kernel.c),
+     * and 0 stands for it until then. */
+    if (t == CUDAG_TYPE_COND || a->kind == CUDAG_ARG_COND) {
+        if (t == CUDAG_TYPE_COND && a->kind == CUDAG_ARG_COND &&
+            a->buffer < g->nconds)
+            return CUDAG_OK;
+        if (t == CUDAG_TYPE_COND && a->kind == CUDAG_ARG_COND)
+            return cudag__fail_at(err, CUDAG_EUNKNOWN, a->pos,
+                                  "condition index %u out of range",
+                                  a->buffer);
+        return cudag__fail_at(err, CUDAG_ETYPE, a->pos,
+                              "expected %s for a %s parameter, got %s",
+                              t == CUDAG_TYPE_COND ? "a condition"
+                              : t == CUDAG_TYPE_PTR ? "a buffer"
+                                                    : "a value",
+                              cudag_type_name(t), arg_kind_name(a->kind));
+    }
     if (t == CUDAG_TYPE_PTR) {
         if (a->kind == CUDAG_ARG_NULL)
             return CUDAG_OK;

@@ -1,13 +1,16 @@
 /* fake_driver.h — a CUDA driver table that runs on the CPU, for the CPU
- * suites (test_driver.c, test_build.c, test_gemm.c).  Device memory is host
- * memory, a few kernels have host implementations, graph launches run nodes
- * (child graphs and host functions included) in topological order, stream
- * capture records stream-ordered calls into a graph (and breaks, as the
- * driver's does, on a synchronize or an allocation), and every call can be
- * made to fail: arm the n-th call with fake_fail_at(n) and sweep n over a
- * whole scenario.  Every object the
- * fake hands out is tracked, so a test can assert that the library released
- * everything (fake_live()).  Header-only: each suite gets its own copy. */
+ * suites (test_driver.c, test_build.c, test_cond.c, test_gemm.c,
+ * test_capture.c).  Device memory is host memory, a few kernels have host
+ * implementations (the condition setters of kernels/cond.cuh among them),
+ * graph launches run nodes in topological order, conditional nodes run their
+ * bodies as the driver would (while, if and else, switch; defaults applied
+ * at each launch), child graphs, host functions and event nodes run too,
+ * stream capture records stream-ordered calls into a graph (and breaks, as
+ * the driver's does, on a synchronize or an allocation), and every call can
+ * be made to fail: arm the n-th call with fake_fail_at(n) and sweep n over a
+ * whole scenario.  Every object the fake hands out is tracked, so a test can
+ * assert that the library released everything (fake_live()).  Header-only:
+ * each suite gets its own copy. */
 #ifndef CUDAG_FAKE_DRIVER_H
 #define CUDAG_FAKE_DRIVER_H
 
@@ -21,6 +24,10 @@
 #define FAKE_MAXE 256
 #define FAKE_MAXP 8
 #define FAKE_MAXOBJ 4096
+#define FAKE_MAXB 8             /* bodies of a conditional node */
+#define FAKE_MAXC 64            /* condition handles */
+#define FAKE_MAXITER 100000     /* a while loop's iterations before the fake
+                                   calls it a hang */
 #define FAKE_MAXTRACE 64
 
 typedef struct fake_kernel {
@@ -29,9 +36,10 @@ typedef struct fake_kernel {
     size_t sizes[FAKE_MAXP];
     int binary, ptx, static_smem;
     void (*run)(void **params, const unsigned grid[3], const unsigned block[3]);
+    int cond_slot;              /* the cond parameter's index + 1, or 0 */
 } fake_kernel;
 
-struct fake_graph;
+typedef struct fake_graph fake_graph;
 
 typedef struct fake_node {
     CUgraphNodeType type;
@@ -41,7 +49,10 @@ typedef struct fake_node {
     uint64_t vals[FAKE_MAXP];
     CUDA_MEMSET_NODE_PARAMS set;
     CUDA_MEMCPY3D cpy;
-    struct fake_graph *child;   /* GRAPH: a copy the node owns */
+    CUDA_CONDITIONAL_NODE_PARAMS cnd;   /* phGraph_out points at body */
+    CUgraph body[FAKE_MAXB];
+    fake_graph *in;             /* the graph that holds the node */
+    fake_graph *child;          /* GRAPH: a copy the node owns */
     CUhostFn host;              /* HOST: called with host_arg, or with the */
     void *host_arg;             /* node's blob when blob_arg is set */
     int blob_arg;
@@ -54,12 +65,18 @@ typedef struct fake_edge {
     CUgraphEdgeData ed;
 } fake_edge;
 
-typedef struct fake_graph {
+struct fake_graph {
     fake_node *nodes[FAKE_MAXN];
     int nnodes;
     fake_edge edges[FAKE_MAXE];
     int nedges;
-} fake_graph;
+};
+
+/* A condition handle: the value kernels set and conditional nodes read. */
+typedef struct fake_cond {
+    fake_graph *graph;          /* NULL: free */
+    unsigned value, dflt, flags;
+} fake_cond;
 
 typedef struct fake_exec {
     fake_node nodes[FAKE_MAXN];
@@ -67,6 +84,7 @@ typedef struct fake_exec {
     fake_edge edges[FAKE_MAXE];
     int nedges;
     int launches;
+    const fake_graph *from;     /* the graph it was instantiated from */
 } fake_exec;
 
 typedef struct fake_state {
@@ -88,11 +106,11 @@ typedef struct fake_state {
     long set_params;            /* exec node updates (any kind) */
     CUresult set_attr_result;
     int smem_attr_value;        /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
-    CUstream capture_stream;    /* the stream being captured, or NULL */
-    fake_graph *capture;        /* what its capture recorded */
-    int capture_last;           /* the last node recorded, -1 for none */
-    CUresult capture_broken;    /* why the capture became invalid, or 0 */
-    long captures;              /* captures begun */
+    fake_cond conds[FAKE_MAXC]; /* handle h is conds[h - FAKE_COND_BASE] */
+    long cond_sets;             /* device-side sets, all handles */
+    long body_runs;             /* bodies run by conditional nodes */
+    int no_conditional;         /* ≥ 1: cuGraphAddNode refuses conditional
+                                   nodes, as an old driver would */
     unsigned char loaded_data[64];  /* the head of the last code in memory */
     int loaded_data_count;
     int probes_past_end;        /* cuFuncGetParamInfo past the last param */
@@ -106,7 +124,15 @@ typedef struct fake_state {
     int tracing;
     const char *trace[FAKE_MAXTRACE];
     int ntrace;
+    CUstream capture_stream;    /* the stream being captured, or NULL */
+    fake_graph *capture;        /* what its capture recorded */
+    int capture_last;           /* the last node recorded, -1 for none */
+    CUresult capture_broken;    /* why the capture became invalid, or 0 */
+    long captures;              /* captures begun */
 } fake_state;
+
+/* Handles are offset so that 0, an unset parameter, is never one. */
+#define FAKE_COND_BASE 0x100
 
 static fake_state F;
 
@@ -142,24 +168,63 @@ static void fake_copy(void **p, const unsigned *g, const unsigned *b)
         y[i] = x[i];
 }
 
+/* A device-side cudaGraphSetConditional. */
+static void fake_set_cond(void *handle_param, unsigned v)
+{
+    uint64_t h = *(uint64_t *)handle_param;
+    if (h >= FAKE_COND_BASE && h < FAKE_COND_BASE + FAKE_MAXC &&
+        F.conds[h - FAKE_COND_BASE].graph) {
+        F.conds[h - FAKE_COND_BASE].value = v;
+        F.cond_sets++;
+    }
+}
+
+static int *fake_i(void *p) { return (int *)(uintptr_t)*(CUdeviceptr *)p; }
+
+static void fake_cond_count(void **p, const unsigned *g, const unsigned *b)
+{
+    (void)g;
+    (void)b;
+    int *counter = fake_i(p[0]);
+    counter[0]++;
+    fake_set_cond(p[2], counter[0] < fake_n(p[1]));
+}
+
+static void fake_cond_lt(void **p, const unsigned *g, const unsigned *b)
+{
+    (void)g;
+    (void)b;
+    fake_set_cond(p[2], fake_f(p[0])[0] < *(float *)p[1]);
+}
+
+static void fake_cond_index(void **p, const unsigned *g, const unsigned *b)
+{
+    (void)g;
+    (void)b;
+    fake_set_cond(p[1], (unsigned)fake_i(p[0])[0]);
+}
+
 static const fake_kernel fake_kernels[] = {
-    {"scale_f32", 4, {8, 8, 4, 8}, 90, 90, 0, fake_scale},
-    {"add_f32", 4, {8, 8, 8, 8}, 90, 90, 0, fake_add},
-    {"copy_f32", 3, {8, 8, 8}, 90, 90, 0, fake_copy},
-    {"util_noop", 0, {0}, 90, 90, 0, NULL},
-    {"nowait_copy_f32", 3, {8, 8, 8}, 90, 90, 0, fake_copy},
-    {"ptx80_copy_f32", 3, {8, 8, 8}, 90, 80, 0, fake_copy},
-    {"sm80_copy_f32", 3, {8, 8, 8}, 80, 0, 0, fake_copy},
-    {"scale_short", 3, {8, 8, 4}, 90, 90, 0, NULL},
-    {"scale_wide", 4, {8, 8, 8, 8}, 90, 90, 0, NULL},
-    {"scale_long", 5, {8, 8, 4, 8, 8}, 90, 90, 0, NULL},
-    {"smem_user", 0, {0}, 90, 90, 1024, NULL},
+    {"scale_f32", 4, {8, 8, 4, 8}, 90, 90, 0, fake_scale, 0},
+    {"add_f32", 4, {8, 8, 8, 8}, 90, 90, 0, fake_add, 0},
+    {"copy_f32", 3, {8, 8, 8}, 90, 90, 0, fake_copy, 0},
+    {"util_noop", 0, {0}, 90, 90, 0, NULL, 0},
+    {"nowait_copy_f32", 3, {8, 8, 8}, 90, 90, 0, fake_copy, 0},
+    {"ptx80_copy_f32", 3, {8, 8, 8}, 90, 80, 0, fake_copy, 0},
+    {"sm80_copy_f32", 3, {8, 8, 8}, 80, 0, 0, fake_copy, 0},
+    {"scale_short", 3, {8, 8, 4}, 90, 90, 0, NULL, 0},
+    {"scale_wide", 4, {8, 8, 8, 8}, 90, 90, 0, NULL, 0},
+    {"scale_long", 5, {8, 8, 4, 8, 8}, 90, 90, 0, NULL, 0},
+    {"smem_user", 0, {0}, 90, 90, 1024, NULL, 0},
+    {"cond_count_i32", 3, {8, 8, 8}, 90, 90, 0, fake_cond_count, 3},
+    {"cond_lt_f32", 3, {8, 4, 8}, 90, 90, 0, fake_cond_lt, 3},
+    {"cond_index_i32", 2, {8, 8}, 90, 90, 0, fake_cond_index, 2},
     /* graphs/user_kernels.cu, and a template instance of a source module. */
-    {"scale", 4, {8, 8, 4, 4}, 90, 90, 0, NULL},
-    {"square", 3, {8, 8, 4}, 90, 90, 0, NULL},
-    {"axpby", 6, {8, 8, 8, 4, 4, 4}, 90, 90, 0, NULL},
-    {"offset_pdl", 4, {8, 8, 4, 4}, 90, 90, 0, NULL},
-    {"_Z4axpyIfEvPT_PKS0_S0_i", 4, {8, 8, 4, 4}, 90, 90, 0, NULL},
+    {"scale", 4, {8, 8, 4, 4}, 90, 90, 0, NULL, 0},
+    {"square", 3, {8, 8, 4}, 90, 90, 0, NULL, 0},
+    {"axpby", 6, {8, 8, 8, 4, 4, 4}, 90, 90, 0, NULL, 0},
+    {"offset_pdl", 4, {8, 8, 4, 4}, 90, 90, 0, NULL, 0},
+    {"_Z4axpyIfEvPT_PKS0_S0_i", 4, {8, 8, 4, 4}, 90, 90, 0, NULL, 0},
 };
 #define FAKE_NKERNELS (sizeof fake_kernels / sizeof fake_kernels[0])
 
@@ -215,16 +280,7 @@ static int fake_tick(const char *name)
 
 /* ---- graphs and capture ---------------------------------------------------- */
 
-static void fake_graph_free(fake_graph *g)
-{
-    if (!g)
-        return;
-    for (int i = 0; i < g->nnodes; i++) {
-        fake_graph_free(g->nodes[i]->child);
-        fake_drop(g->nodes[i]);
-    }
-    fake_drop(g);
-}
+static int fake_graph_free(fake_graph *g);
 
 /* A deep copy (child graphs included); NULL when out of objects. */
 static fake_graph *fake_clone(const fake_graph *src)
@@ -418,10 +474,11 @@ static CUresult fk_StreamCreate(CUstream *s, unsigned f)
 }
 static CUresult fk_StreamDestroy(CUstream s)
 {
-    /* A failed destroy still releases: the handle is gone either way. */
-    int ok = fake_drop(s);
-    FAKE_CALL("cuStreamDestroy");
-    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    /* A release that fails has released (as cuGraphDestroy below). */
+    int fail = fake_tick("cuStreamDestroy");
+    int found = fake_drop(s);
+    return fail ? CUDA_ERROR_UNKNOWN
+                : found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fk_StreamSynchronize(CUstream s)
 {
@@ -688,6 +745,8 @@ static CUresult fk_FuncGetParamInfo(CUfunction f, size_t i, size_t *off,
     return CUDA_SUCCESS;
 }
 static void fake_kernel_copy(fake_node *n, const CUDA_KERNEL_NODE_PARAMS *p);
+/* Records the launch on a stream being captured; otherwise runs the kernel
+ * at once, as the stream would in order. */
 static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
                                   void **p, void **e)
 {
@@ -708,7 +767,6 @@ static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
         fake_kernel_copy(rec, &kp);
         return CUDA_SUCCESS;
     }
-    /* Otherwise it runs at once, as the stream would in order. */
     const fake_kernel *k = fk_of(f);
     int pdl = 0;
     for (unsigned i = 0; i < c->numAttrs; i++)
@@ -732,19 +790,35 @@ static CUresult fk_GraphCreate(CUgraph *g, unsigned f)
     *g = fake_obj(sizeof(fake_graph));
     return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
-static CUresult fk_GraphDestroy(CUgraph hg)
+/* A graph, its nodes, the body graphs of its conditional nodes and the
+ * handles made for it, as the driver frees them with the graph. */
+static int fake_graph_free(fake_graph *g)
 {
-    fake_graph *g = (fake_graph *)hg;
+    if (!g)
+        return 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        fake_node *n = g->nodes[i];
+        fake_graph_free(n->child);
+        if (n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+            for (unsigned b = 0; b < n->cnd.size && b < FAKE_MAXB; b++)
+                fake_graph_free((fake_graph *)n->body[b]);
+        fake_drop(n);
+    }
+    for (int c = 0; c < FAKE_MAXC; c++)
+        if (F.conds[c].graph == g)
+            memset(&F.conds[c], 0, sizeof F.conds[c]);
     if (F.last_graph == g)
         F.last_graph = NULL;
-    /* A failed destroy still releases: the handle is gone either way. */
-    int found = 0;
-    for (int i = 0; i < F.nobjs && !found; i++)
-        found = F.objs[i] == g;
-    if (found)
-        fake_graph_free(g);
-    FAKE_CALL("cuGraphDestroy");
-    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return fake_drop(g);
+}
+static CUresult fk_GraphDestroy(CUgraph hg)
+{
+    /* As the real driver's fault table (tests/gen_real_faults.py): a
+     * release that fails has released. */
+    int fail = fake_tick("cuGraphDestroy");
+    int found = fake_graph_free((fake_graph *)hg);
+    return fail ? CUDA_ERROR_UNKNOWN
+                : found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fake_add_node(CUgraphNode *out, CUgraph hg, size_t ndeps,
                          fake_node **n)
@@ -756,6 +830,7 @@ static CUresult fake_add_node(CUgraphNode *out, CUgraph hg, size_t ndeps,
     if (!*n)
         return CUDA_ERROR_OUT_OF_MEMORY;
     (*n)->index = g->nnodes;
+    (*n)->in = g;
     g->nodes[g->nnodes++] = *n;
     *out = (CUgraphNode)*n;
     return CUDA_SUCCESS;
@@ -815,6 +890,59 @@ static CUresult fk_AddMemcpyNode(CUgraphNode *out, CUgraph g,
         n->cpy = *p;
     }
     return r;
+}
+static CUresult fk_AddNode(CUgraphNode *out, CUgraph g,
+                           const CUgraphNode *deps, const CUgraphEdgeData *ed,
+                           size_t nd, CUgraphNodeParams *p)
+{
+    (void)deps, (void)ed;
+    FAKE_CALL("cuGraphAddNode");
+    /* The fake knows conditional nodes only, and as the driver checks:
+     * a handle of this graph, a size the type allows. */
+    if (p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (F.no_conditional)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUDA_CONDITIONAL_NODE_PARAMS *c = &p->conditional;
+    uint64_t h = c->handle;
+    if (h < FAKE_COND_BASE || h >= FAKE_COND_BASE + FAKE_MAXC ||
+        F.conds[h - FAKE_COND_BASE].graph != (fake_graph *)g ||
+        c->size == 0 || c->size > FAKE_MAXB ||
+        (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
+        (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2))
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node *n;
+    CUresult r = fake_add_node(out, g, nd, &n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    n->type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    n->cnd = *c;
+    for (unsigned b = 0; b < c->size; b++)
+        if (!(n->body[b] = fake_obj(sizeof(fake_graph))))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    n->cnd.phGraph_out = n->body;
+    c->phGraph_out = n->body;
+    return CUDA_SUCCESS;
+}
+static CUresult fk_CondHandleCreate(CUgraphConditionalHandle *h, CUgraph g,
+                                    CUcontext ctx, unsigned dflt,
+                                    unsigned flags)
+{
+    (void)ctx;
+    FAKE_CALL("cuGraphConditionalHandleCreate");
+    if (flags & ~(unsigned)CU_GRAPH_COND_ASSIGN_DEFAULT)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < FAKE_MAXC; i++)
+        if (!F.conds[i].graph) {
+            F.conds[i].graph = (fake_graph *)g;
+            F.conds[i].dflt = dflt;
+            F.conds[i].flags = flags;
+            /* Undefined until set: the fake makes it a loud value. */
+            F.conds[i].value = 0xdeadu;
+            *h = FAKE_COND_BASE + (uint64_t)i;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
 }
 static CUresult fk_AddChildGraphNode(CUgraphNode *out, CUgraph g,
                                      const CUgraphNode *deps, size_t nd,
@@ -950,6 +1078,7 @@ static CUresult fk_Instantiate(CUgraphExec *out, CUgraph hg,
     }
     memcpy(x->edges, g->edges, sizeof x->edges);
     x->nedges = g->nedges;
+    x->from = g;
     F.last_graph = g;
     F.last_exec = x;
     p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
@@ -962,10 +1091,45 @@ static CUresult fk_GraphUpload(CUgraphExec x, CUstream s)
     FAKE_CALL("cuGraphUpload");
     return CUDA_SUCCESS;
 }
-static int fake_run_nodes(const fake_node *const *nodes, int nnodes,
-                          const fake_edge *edges, int nedges);
+static CUresult fake_run_graph(fake_node *const *nodes, int nnodes,
+                               const fake_edge *edges, int nedges);
 
-static void fake_run_node(const fake_node *n)
+static CUresult fake_run_body(const fake_node *n, unsigned b)
+{
+    const fake_graph *g = (const fake_graph *)n->body[b];
+    F.body_runs++;
+    return fake_run_graph(g->nodes, g->nnodes, g->edges, g->nedges);
+}
+
+static CUresult fake_run_conditional(const fake_node *n)
+{
+    const fake_cond *c = &F.conds[n->cnd.handle - FAKE_COND_BASE];
+    CUresult r = CUDA_SUCCESS;
+    switch (n->cnd.type) {
+    case CU_GRAPH_COND_TYPE_IF:
+        if (c->value)
+            r = fake_run_body(n, 0);
+        else if (n->cnd.size == 2)
+            r = fake_run_body(n, 1);
+        break;
+    case CU_GRAPH_COND_TYPE_WHILE:
+        for (long i = 0; c->value && r == CUDA_SUCCESS; i++) {
+            if (i == FAKE_MAXITER)
+                return CUDA_ERROR_LAUNCH_TIMEOUT;
+            r = fake_run_body(n, 0);
+        }
+        break;
+    case CU_GRAPH_COND_TYPE_SWITCH:
+        if (c->value < n->cnd.size)
+            r = fake_run_body(n, c->value);
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return r;
+}
+
+static CUresult fake_run_node(const fake_node *n)
 {
     switch (n->type) {
     case CU_GRAPH_NODE_TYPE_KERNEL: {
@@ -987,14 +1151,11 @@ static void fake_run_node(const fake_node *n)
         memmove((void *)(uintptr_t)n->cpy.dstDevice,
                 (const void *)(uintptr_t)n->cpy.srcDevice, n->cpy.WidthInBytes);
         break;
-    case CU_GRAPH_NODE_TYPE_GRAPH: {
-        const fake_node *inner[FAKE_MAXN];
-        for (int i = 0; i < n->child->nnodes; i++)
-            inner[i] = n->child->nodes[i];
-        fake_run_nodes(inner, n->child->nnodes, n->child->edges,
-                       n->child->nedges);
-        break;
-    }
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        return fake_run_conditional(n);
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+        return fake_run_graph(n->child->nodes, n->child->nnodes,
+                              n->child->edges, n->child->nedges);
     case CU_GRAPH_NODE_TYPE_HOST:
         n->host(n->blob_arg ? (void *)(uintptr_t)n->blob : n->host_arg);
         break;
@@ -1007,12 +1168,12 @@ static void fake_run_node(const fake_node *n)
     default:
         break;
     }
+    return CUDA_SUCCESS;
 }
 
-/* Kahn's algorithm: a node runs once everything before it has run.
- * Returns 0, or -1 for a cycle. */
-static int fake_run_nodes(const fake_node *const *nodes, int nnodes,
-                          const fake_edge *edges, int nedges)
+/* Kahn's algorithm: a node runs once everything before it has run. */
+static CUresult fake_run_graph(fake_node *const *nodes, int nnodes,
+                               const fake_edge *edges, int nedges)
 {
     int indeg[FAKE_MAXN] = {0}, done[FAKE_MAXN] = {0};
     for (int e = 0; e < nedges; e++)
@@ -1022,7 +1183,9 @@ static int fake_run_nodes(const fake_node *const *nodes, int nnodes,
         for (int i = 0; i < nnodes; i++) {
             if (done[i] || indeg[i])
                 continue;
-            fake_run_node(nodes[i]);
+            CUresult r = fake_run_node(nodes[i]);
+            if (r != CUDA_SUCCESS)
+                return r;
             done[i] = 1;
             ran++;
             progress = 1;
@@ -1031,9 +1194,9 @@ static int fake_run_nodes(const fake_node *const *nodes, int nnodes,
                     indeg[edges[e].to]--;
         }
         if (!progress)
-            return -1;
+            return CUDA_ERROR_INVALID_VALUE;
     }
-    return 0;
+    return CUDA_SUCCESS;
 }
 
 static CUresult fk_GraphLaunch(CUgraphExec hx, CUstream s)
@@ -1041,13 +1204,18 @@ static CUresult fk_GraphLaunch(CUgraphExec hx, CUstream s)
     (void)s;
     FAKE_CALL("cuGraphLaunch");
     fake_exec *x = (fake_exec *)hx;
-    const fake_node *nodes[FAKE_MAXN];
+    /* Each launch starts with the defaults of the handles that have one. */
+    for (int c = 0; c < FAKE_MAXC; c++)
+        if (F.conds[c].graph &&
+            (F.conds[c].flags & CU_GRAPH_COND_ASSIGN_DEFAULT))
+            F.conds[c].value = F.conds[c].dflt;
+    fake_node *nodes[FAKE_MAXN];
     for (int i = 0; i < x->nnodes; i++)
         nodes[i] = &x->nodes[i];
-    if (fake_run_nodes(nodes, x->nnodes, x->edges, x->nedges) != 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    x->launches++;
-    return CUDA_SUCCESS;
+    CUresult r = fake_run_graph(nodes, x->nnodes, x->edges, x->nedges);
+    if (r == CUDA_SUCCESS)
+        x->launches++;
+    return r;
 }
 static CUresult fk_ExecDestroy(CUgraphExec x)
 {
@@ -1067,7 +1235,11 @@ static CUresult fk_ExecDestroy(CUgraphExec x)
 static fake_node *fake_exec_node(CUgraphExec hx, CUgraphNode h)
 {
     fake_exec *x = (fake_exec *)hx;
-    int i = ((const fake_node *)h)->index;
+    fake_node *n = (fake_node *)h;
+    /* A body's nodes run from the body graph itself. */
+    if (n->in != x->from)
+        return n;
+    int i = n->index;
     return i < x->nnodes ? &x->nodes[i] : NULL;
 }
 static CUresult fk_ExecKernelSet(CUgraphExec x, CUgraphNode h,
@@ -1105,48 +1277,6 @@ static CUresult fk_ExecMemcpySet(CUgraphExec x, CUgraphNode h,
     F.set_params++;
     return CUDA_SUCCESS;
 }
-static CUresult fk_ExecUpdate(CUgraphExec hx, CUgraph hg,
-                              CUgraphExecUpdateResultInfo *info)
-{
-    FAKE_CALL("cuGraphExecUpdate");
-    fake_exec *x = (fake_exec *)hx;
-    fake_graph *g = (fake_graph *)hg;
-    memset(info, 0, sizeof *info);
-    if (g->nnodes != x->nnodes || g->nedges != x->nedges) {
-        info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-        if (g->nnodes == x->nnodes && g->nnodes)
-            info->errorNode = (CUgraphNode)g->nodes[g->nnodes - 1];
-        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-    }
-    for (int i = 0; i < g->nnodes; i++)
-        if (g->nodes[i]->type != x->nodes[i].type) {
-            info->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
-            info->errorNode = (CUgraphNode)g->nodes[i];
-            return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-        }
-    for (int i = 0; i < g->nnodes; i++)
-        if (g->nodes[i]->child &&
-            g->nodes[i]->child->nnodes != x->nodes[i].child->nnodes) {
-            info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-            info->errorNode = (CUgraphNode)g->nodes[i];
-            return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-        }
-    for (int i = 0; i < g->nnodes; i++) {
-        int idx = x->nodes[i].index;
-        fake_graph *old = x->nodes[i].child;
-        x->nodes[i] = *g->nodes[i];
-        x->nodes[i].index = idx;
-        x->nodes[i].child = NULL;
-        if (g->nodes[i]->child) {
-            /* Out of objects here would leave the exec torn; the fake's
-             * pool is large enough for the suites. */
-            x->nodes[i].child = fake_clone(g->nodes[i]->child);
-            fake_graph_free(old);
-        }
-    }
-    info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-    return CUDA_SUCCESS;
-}
 static CUresult fk_ExecChildSet(CUgraphExec x, CUgraphNode h, CUgraph child)
 {
     FAKE_CALL("cuGraphExecChildGraphNodeSetParams");
@@ -1163,6 +1293,115 @@ static CUresult fk_ExecChildSet(CUgraphExec x, CUgraphNode h, CUgraph child)
     fake_graph_free(n->child);
     n->child = copy;
     F.set_params++;
+    return CUDA_SUCCESS;
+}
+/* Handle `h` of the new graph as the exec knows it: the handle of the
+ * conditional node paired with the one that reads h, in map[]. */
+typedef struct fake_handle_map {
+    uint64_t from[FAKE_MAXC], to[FAKE_MAXC];
+    int n;
+} fake_handle_map;
+
+/* Pairs the conditional nodes of new graph g with the exec's, body by
+ * body, and records the handle each maps to; the exec's handles take the new
+ * defaults and flags (cuGraphExecUpdate's rule).  Fails on a different
+ * shape, as the driver does. */
+static int fake_pair_conds(fake_node *const *old, int nold,
+                           const fake_graph *g, fake_handle_map *m,
+                           CUgraphExecUpdateResultInfo *info)
+{
+    if (g->nnodes != nold) {
+        info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        return 0;
+    }
+    for (int i = 0; i < nold; i++) {
+        const fake_node *nn = g->nodes[i];
+        if (nn->type != old[i]->type) {
+            info->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            info->errorNode = (CUgraphNode)(uintptr_t)nn;
+            return 0;
+        }
+        if (nn->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+            continue;
+        if (nn->cnd.size != old[i]->cnd.size || m->n == FAKE_MAXC) {
+            info->result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+            info->errorNode = (CUgraphNode)(uintptr_t)nn;
+            return 0;
+        }
+        m->from[m->n] = nn->cnd.handle;
+        m->to[m->n++] = old[i]->cnd.handle;
+        fake_cond *oc = &F.conds[old[i]->cnd.handle - FAKE_COND_BASE];
+        const fake_cond *ncd = &F.conds[nn->cnd.handle - FAKE_COND_BASE];
+        oc->dflt = ncd->dflt;
+        oc->flags = ncd->flags;
+        for (unsigned b = 0; b < nn->cnd.size; b++) {
+            const fake_graph *ob = (const fake_graph *)old[i]->body[b];
+            if (!fake_pair_conds(ob->nodes, ob->nnodes,
+                                 (const fake_graph *)nn->body[b], m, info))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Copies the parameters of g's nodes into the exec's (old[]), kernels'
+ * handles translated, recursing into bodies. */
+static void fake_copy_params(fake_node *const *old, const fake_graph *g,
+                             const fake_handle_map *m)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        fake_node *o = old[i];
+        const fake_node *nn = g->nodes[i];
+        if (nn->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+            for (unsigned b = 0; b < nn->cnd.size; b++)
+                fake_copy_params(((fake_graph *)o->body[b])->nodes,
+                                 (const fake_graph *)nn->body[b], m);
+            continue;
+        }
+        int idx = o->index;
+        fake_graph *in = o->in;
+        fake_graph *child = o->child;
+        *o = *nn;
+        o->index = idx;
+        o->in = in;
+        /* A child graph is the exec's own copy: the new one's replaces it
+         * (the fake's pool is large enough for the suites). */
+        o->child = child;
+        if (nn->child) {
+            o->child = fake_clone(nn->child);
+            fake_graph_free(child);
+        }
+        int cs = o->type == CU_GRAPH_NODE_TYPE_KERNEL ? o->k->cond_slot : 0;
+        for (int j = 0; cs && j < m->n; j++)
+            if (o->vals[cs - 1] == m->from[j]) {
+                o->vals[cs - 1] = m->to[j];
+                break;
+            }
+    }
+}
+
+static CUresult fk_ExecUpdate(CUgraphExec hx, CUgraph hg,
+                              CUgraphExecUpdateResultInfo *info)
+{
+    FAKE_CALL("cuGraphExecUpdate");
+    fake_exec *x = (fake_exec *)hx;
+    fake_graph *g = (fake_graph *)hg;
+    memset(info, 0, sizeof *info);
+    if (g->nnodes != x->nnodes || g->nedges != x->nedges) {
+        info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        if (g->nnodes == x->nnodes && g->nnodes)
+            info->errorNode = (CUgraphNode)g->nodes[g->nnodes - 1];
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    fake_node *old[FAKE_MAXN];
+    for (int i = 0; i < x->nnodes; i++)
+        old[i] = &x->nodes[i];
+    fake_handle_map m;
+    m.n = 0;
+    if (!fake_pair_conds(old, x->nnodes, g, &m, info))
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    fake_copy_params(old, g, &m);
+    info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
     return CUDA_SUCCESS;
 }
 
@@ -1219,6 +1458,8 @@ static const cudag__drv fake_table = {
     .cuGraphAddEventWaitNode = fk_AddEventWaitNode,
     .cuGraphAddHostNode = fk_AddHostNode,
     .cuGraphAddDependencies = fk_AddDependencies,
+    .cuGraphAddNode = fk_AddNode,
+    .cuGraphConditionalHandleCreate = fk_CondHandleCreate,
     .cuGraphGetEdges = fk_GraphGetEdges,
     .cuGraphInstantiateWithParams = fk_Instantiate,
     .cuGraphUpload = fk_GraphUpload,

@@ -190,8 +190,9 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
     cudag_plan_info pi;
     ok(cudag_plan(g, &pi, &text, &e), &e);
     tassert_contains(text,
-                     "nodes: 5 (1 kernel, 0 memset, 0 memcpy, 0 gemm, 1 "
-                     "capture, 1 event_record, 1 event_wait, 1 host)\n",
+                     "nodes: 5 (1 kernel, 0 memset, 0 memcpy, 0 conditional, "
+                     "0 gemm, 1 capture, 1 event_record, 1 event_wait, 1 "
+                     "host)\n",
                      __FILE__, __LINE__);
     assert_int_equal(pi.capture_nodes + pi.event_record_nodes +
                          pi.event_wait_nodes + pi.host_nodes,
@@ -211,7 +212,9 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
     assert_null(strstr(text, "legend_capture"));
     cudag_free(text);
     ok(cudag_plan(g, NULL, &text, &e), &e);
-    tassert_contains(text, "nodes: 0 (0 kernel, 0 memset, 0 memcpy, 0 gemm)\n",
+    tassert_contains(text,
+                     "nodes: 0 (0 kernel, 0 memset, 0 memcpy, 0 conditional, "
+                     "0 gemm)\n",
                      __FILE__, __LINE__);
     cudag_free(text);
     cudag_graph_destroy(g);
@@ -328,8 +331,9 @@ static void capture_builder_refuses_what_it_can_see(void **state)
     assert_int_equal(tload("cudag: 1\nnodes:\n  c: {capture: f}\n", &td, &g),
                      CUDAG_EKEY);
     assert_diag_contains(&td, "t.yaml:3:16: error: node 'c.capture' must be "
-                              "a mapping (a kernel, memset, memcpy or gemm "
-                              "node, or a group of nodes), not a scalar");
+                              "a mapping (a kernel, memset, memcpy, while, "
+                              "if, switch or gemm node, or a group of "
+                              "nodes), not a scalar");
 }
 
 /* Instantiate, launch twice, rebind; the calls made before destroying. */

@@ -238,7 +238,8 @@ static void cli_plan_text(void **state)
     result *r = RUN("plan", "graphs/fork_join.yaml");
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "graph: fork_join\n"));
-    assert_non_null(strstr(r->out, "nodes: 5 (5 kernel, 0 memset, 0 memcpy, 0 gemm)\n"));
+    assert_non_null(strstr(r->out, "nodes: 5 (5 kernel, 0 memset, 0 memcpy, "
+                                   "0 conditional, 0 gemm)\n"));
     assert_non_null(strstr(r->out, "depth: 3\n"));
     assert_non_null(strstr(r->out, "width: 3\n"));
     assert_non_null(strstr(r->out, "level 0: times2 times3 times4\n"));
@@ -475,8 +476,8 @@ static void cli_plan_json_has_the_schedule(void **state)
     assert_int_equal(r->status, 0);
     assert_string_equal(r->out,
         "{\"graph\": \"fork_join\", \"nodes\": 5, \"kernel_nodes\": 5, "
-        "\"memset_nodes\": 0, \"memcpy_nodes\": 0, \"gemm_nodes\": 0, "
-        "\"edges\": {\"full\": 4, "
+        "\"memset_nodes\": 0, \"memcpy_nodes\": 0, \"conditional_nodes\": 0, "
+        "\"bodies\": 0, \"gemm_nodes\": 0, \"edges\": {\"full\": 4, "
         "\"programmatic\": 0, \"launch_order\": 0}, \"depth\": 3, \"width\": 3, "
         "\"buffers\": 6, \"buffer_bytes\": 25165824, \"schedule\": "
         "[[\"times2\", \"times3\", \"times4\"], [\"join_ab\"], [\"join\"]]}\n");

@@ -444,6 +444,45 @@ static void gemm_rebinds_buffers_by_recording_again(void **state)
     free(mine);
 }
 
+/* A gemm inside a conditional body: a child graph, which the driver allows
+ * there; built, replayed and rebound like one at the top. */
+static void gemm_runs_inside_a_conditional_body(void **state)
+{
+    (void)state;
+    static const char yaml[] =
+        "cudag: 1\n"
+        "conditions: {go: {default: 1}}\n"
+        "buffers:\n"
+        "  a: {type: f32, count: 12}\n"
+        "  b: {type: f32, count: 12}\n"
+        "  d: {type: f32, count: 9}\n"
+        "nodes:\n"
+        "  maybe:\n"
+        "    if: go\n"
+        "    then:\n"
+        "      mm: {gemm: {m: 3, n: 3, k: 4, a: a, b: b, d: d}}\n";
+    cudag_graph *g;
+    uint64_t seed;
+    cudag_exec *x = start(yaml, (const char *const[]){"a", "b", NULL}, &g,
+                          &seed);
+    assert_int_equal(cudag_graph_node_count(g), 1);
+    gr_gemm r = {3, 3, 4, 1, 0, 0, {0}, {4, 3, 3, 3}, {0}, 1.0, 0.0,
+                 CUDAG_EPILOGUE_NONE, 0};
+    fill_random(x, "d", &seed);
+    expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
+    float *mine = aligned_alloc(256, 256);
+    assert_non_null(mine);
+    for (int i = 0; i < 12; i++)
+        mine[i] = (float)trand(&seed, -1, 1);
+    cudag_error e;
+    long before = F.captures;
+    ok(cudag_exec_rebind_buffer(x, "a", (uint64_t)(uintptr_t)mine, &e), &e);
+    assert_int_equal(F.captures, before + 1);
+    expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
+    finish(x, g);
+    free(mine);
+}
+
 static void gemm_set_var_records_the_new_multiply(void **state)
 {
     (void)state;
@@ -628,6 +667,8 @@ int main(void)
         cmocka_unit_test_teardown(gemm_rebinds_buffers_by_recording_again,
                                   teardown),
         cmocka_unit_test_teardown(gemm_set_var_records_the_new_multiply,
+                                  teardown),
+        cmocka_unit_test_teardown(gemm_runs_inside_a_conditional_body,
                                   teardown),
         cmocka_unit_test_teardown(gemm_without_an_algorithm_or_library_says_so,
                                   teardown),

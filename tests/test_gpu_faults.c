@@ -4,7 +4,9 @@
  * instantiate, launch, argument and variable updates, sync, read and
  * destroy.  Each failure must come back as an error naming the driver's
  * result (or, in destroy, be survived), and afterwards the device must have
- * exactly the free memory it had before: nothing leaks on the GPU either. */
+ * exactly the free memory it had before: nothing leaks on the GPU either.
+ * Twice: a plain graph, and one with a while node (condition handles, body
+ * graphs, cudag_exec_set_condition). */
 #include "gpu_common.h"
 
 #include "real_faults.h"
@@ -24,6 +26,28 @@ static const char yaml[] =
     "      after: [{a: programmatic}, clear]}\n"
     "  keep: {memcpy: y, from: z, after: b}\n";
 
+static const char cond_yaml[] =
+    "cudag: 1\n"
+    "include: cudag_kernels.yaml\n"
+    "vars: {N: 4096}\n"
+    "buffers:\n"
+    "  x: {type: f32, count: N, init: random}\n"
+    "  y: {type: f32, count: N}\n"
+    "  z: {type: f32, count: N, init: 0}\n"
+    "  it: {type: i32, count: 1}\n"
+    "conditions: {more: {default: 1}}\n"
+    "nodes:\n"
+    "  reset: {memset: it, value: 0}\n"
+    "  a: {kernel: scale_f32, grid: 4, block: 256, args: [x, y, 2.0, N]}\n"
+    "  loop:\n"
+    "    while: more\n"
+    "    after: [reset, a]\n"
+    "    body:\n"
+    "      s: {kernel: scale_f32, grid: 4, block: 256, args: [y, y, 0.5, N]}\n"
+    "      n: {kernel: cond_count_i32, grid: 1, block: 32, args: [it, 3, more],\n"
+    "          after: {s: programmatic}}\n"
+    "  keep: {memcpy: z, from: y, after: loop}\n";
+
 /* Everything a host program does with an exec, stopping at the first error
  * (after which the exec is still destroyed, as a program would). */
 static int lifecycle(const cudag_graph *g, cudag_error *err)
@@ -40,6 +64,8 @@ static int lifecycle(const cudag_graph *g, cudag_error *err)
         rc = cudag_exec_set_arg(x, "a", 2, &three, err);
     if (rc == CUDAG_OK)
         rc = cudag_exec_set_var(x, "N", 4096, err);
+    if (rc == CUDAG_OK && g->nconds)
+        rc = cudag_exec_set_condition(x, "more", 2, err);
     if (rc == CUDAG_OK)
         rc = cudag_exec_launch(x, 1, err);
     if (rc == CUDAG_OK)
@@ -69,9 +95,8 @@ static size_t free_memory(CUcontext ctx)
     return fr;
 }
 
-static void every_driver_call_fails_in_turn(void **state)
+static void sweep(const char *text)
 {
-    (void)state;
     const cudag__drv *real;
     cudag_error e;
     gpu_ok(cudag__driver(&real, &e), &e, "cudag__driver");
@@ -83,7 +108,7 @@ static void every_driver_call_fails_in_turn(void **state)
     CUcontext ctx;
     assert_int_equal(rf_real.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
     assert_int_equal(rf_real.cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-    cudag_graph *g = gpu_load(yaml);
+    cudag_graph *g = gpu_load(text);
 
     cudag__driver_override(&rf_table);
     rf_countdown = -1;
@@ -134,11 +159,24 @@ static void every_driver_call_fails_in_turn(void **state)
     assert_int_equal(rf_real.cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
 }
 
+static void every_driver_call_fails_in_turn(void **state)
+{
+    (void)state;
+    sweep(yaml);
+}
+
+static void every_driver_call_of_a_loop_fails_in_turn(void **state)
+{
+    (void)state;
+    sweep(cond_yaml);
+}
+
 int main(void)
 {
     gpu_require();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_driver_call_fails_in_turn),
+        cmocka_unit_test(every_driver_call_of_a_loop_fails_in_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

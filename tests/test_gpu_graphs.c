@@ -491,6 +491,13 @@ static void graph_matches_reference(void **state)
 {
     const char *file = *state;
     cudag_graph *g = load_file(tsrc(file), NULL);
+    if (g->nsubs) {
+        /* Loops and branches decided on the device have references of
+         * their own, with the counters they keep. */
+        printf("# %s: conditional nodes: verified by test_gpu_cond\n", file);
+        cudag_graph_destroy(g);
+        return;
+    }
     const struct reference *r = NULL;
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
         if (strcmp(refs[i].graph, cudag_graph_name(g)) == 0)

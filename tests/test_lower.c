@@ -210,7 +210,7 @@ static void lower_c_type_words_get_cudag_words(void **state)
                      element ? "i8, u8, i16, u16, i32, u32, i64, u64, f16, "
                                "bf16, f32, f64"
                              : "ptr, i8, u8, i16, u16, i32, u32, i64, u64, "
-                               "f16, bf16, f32, f64");
+                               "f16, bf16, f32, f64, cond");
             tdiag td;
             cudag_graph *g;
             assert_int_equal(tload(yaml, &td, &g), CUDAG_ETYPE);

@@ -55,6 +55,8 @@ class Plan:
     width: int
     buffer_bytes: int
     text: str
+    conditional_nodes: int = 0
+    bodies: int = 0
 
 
 def _define(name, value) -> str:
@@ -377,7 +379,9 @@ class Graph(Closable):
                     gemm_nodes=info.gemm_nodes,
                     edges={k: info.edges[v] for k, v in C.EDGE_KINDS.items()},
                     depth=info.depth, width=info.width,
-                    buffer_bytes=info.buffer_bytes, text=text)
+                    buffer_bytes=info.buffer_bytes, text=text,
+                    conditional_nodes=info.conditional_nodes,
+                    bodies=info.bodies)
 
     # ---- instantiation --------------------------------------------------------
 

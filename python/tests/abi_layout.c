@@ -41,6 +41,7 @@ int main(void)
     AT(cudag_plan_info, memset_nodes), AT(cudag_plan_info, memcpy_nodes);
     AT(cudag_plan_info, edges), AT(cudag_plan_info, depth);
     AT(cudag_plan_info, width), AT(cudag_plan_info, buffer_bytes);
+    AT(cudag_plan_info, conditional_nodes), AT(cudag_plan_info, bodies);
     AT(cudag_plan_info, gemm_nodes), AT(cudag_plan_info, capture_nodes);
     AT(cudag_plan_info, event_record_nodes);
     AT(cudag_plan_info, event_wait_nodes), AT(cudag_plan_info, host_nodes);

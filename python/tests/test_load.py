@@ -57,7 +57,9 @@ def test_plan_matches_the_cli():
     p = g.plan()
     want = json.loads(cli("plan", "--json", "-D", "N=100000", PDL_CHAIN))
     for key in ("nodes", "kernel_nodes", "memset_nodes", "memcpy_nodes",
-                "gemm_nodes", "depth", "width", "buffer_bytes", "edges"):
+                "conditional_nodes", "bodies", "gemm_nodes",
+                "depth", "width",
+                "buffer_bytes", "edges"):
         assert getattr(p, key) == want[key], key
     assert p.text == cli("plan", "-D", "N=100000", PDL_CHAIN)
     assert isinstance(p.edges, dict) and p.edges["programmatic"] == 3

@@ -338,18 +338,25 @@ static void on_diag(void *user, const cudag_error *e)
     }
 }
 
-/* Everything a checked graph offers, with the API's promises checked. */
-static void exercise(const input *in, const cudag_graph *g, bool failing)
+/* The promises of one graph of a tree (a root or a body): names found in
+ * it, kinds, edges inside it; its bodies' the same, one level deeper.  The
+ * recursion is bounded by the library's nesting limit.  Adds the tree's
+ * nodes and edges to *nodes and *edges. */
+static void exercise_nodes(const cudag_graph *g, unsigned depth, size_t *nodes,
+                           size_t *edges)
 {
     size_t n = cudag_graph_node_count(g), ne = cudag_graph_edge_count(g);
-    REQUIRE(g->checked, "a loaded graph is not checked");
-    REQUIRE(cudag_graph_name(g) != NULL, "no graph name");
+    REQUIRE(depth <= CUDAG__MAX_SUB_DEPTH && g->depth == depth,
+            "body depth %u", depth);
+    REQUIRE(depth == 0 || g->checked, "a body of a checked graph is not");
     for (size_t i = 0; i < n; i++) {
         const char *name = cudag_graph_node_name(g, i);
         REQUIRE(name && *name, "node %zu has no name", i);
         REQUIRE(strlen(name) <= CUDAG__MAX_FULL_NAME, "node name too long");
         REQUIRE(cudag_graph_find_node(g, name) == (long)i,
                 "node '%s' (%zu) not found by its name", name, i);
+        REQUIRE(strncmp(name, g->prefix, strlen(g->prefix)) == 0,
+                "node '%s' lacks its body's prefix '%s'", name, g->prefix);
         cudag_node_kind k;
         REQUIRE(cudag_graph_node_kind(g, i, &k) == CUDAG_OK &&
                     cudag_node_kind_name(k),
@@ -364,6 +371,22 @@ static void exercise(const input *in, const cudag_graph *g, bool failing)
     }
     REQUIRE(cudag_graph_edge(g, ne, NULL, NULL, NULL) == CUDAG_ERANGE,
             "edge past the end");
+    *nodes += n;
+    *edges += ne;
+    for (uint32_t i = 0; i < g->nsubs; i++) {
+        REQUIRE(g->subs[i]->parent == g && g->subs[i]->owner < n,
+                "body %u of graph '%s'", i, g->name);
+        exercise_nodes(g->subs[i], depth + 1, nodes, edges);
+    }
+}
+
+/* Everything a checked graph offers, with the API's promises checked. */
+static void exercise(const input *in, const cudag_graph *g, bool failing)
+{
+    size_t n = cudag_graph_node_count(g), tn = 0, te = 0;
+    REQUIRE(g->checked, "a loaded graph is not checked");
+    REQUIRE(cudag_graph_name(g) != NULL, "no graph name");
+    exercise_nodes(g, 0, &tn, &te);
     for (size_t i = 0; i < cudag_graph_buffer_count(g); i++)
         REQUIRE(cudag_graph_buffer_name(g, i), "buffer %zu has no name", i);
 
@@ -383,12 +406,12 @@ static void exercise(const input *in, const cudag_graph *g, bool failing)
     rc = cudag_plan(g, &pi, &text, &err);
     if (rc == CUDAG_OK) {
         REQUIRE(text, "plan text");
-        REQUIRE(pi.nodes == n &&
+        REQUIRE(pi.nodes == tn &&
                     pi.kernel_nodes + pi.memset_nodes + pi.memcpy_nodes +
-                            pi.gemm_nodes ==
-                        n,
+                            pi.conditional_nodes + pi.gemm_nodes ==
+                        tn,
                 "plan: node counts");
-        REQUIRE(pi.edges[0] + pi.edges[1] + pi.edges[2] == ne, "plan: edges");
+        REQUIRE(pi.edges[0] + pi.edges[1] + pi.edges[2] == te, "plan: edges");
         REQUIRE(pi.depth <= n && pi.width <= n && (n == 0) == (pi.depth == 0) &&
                     (n == 0) == (pi.width == 0),
                 "plan: depth %zu width %zu of %zu nodes", pi.depth, pi.width,

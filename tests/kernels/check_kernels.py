@@ -9,8 +9,8 @@ For the manifest (cudag_kernels.yaml) against the sm_90 PTX:
     griddepcontrol.launch_dependents; a kernel declared without it contains
     no wait; no kernel uses non-coherent loads (ld.global.nc, i.e. __ldg or
     const __restrict__), which could be hoisted above the wait;
-  * every bulk-copy kernel (module cudag, not util_*, not *_vec) contains
-    cp.async.bulk, and no *_vec kernel does.
+  * every bulk-copy kernel (module cudag, not util_*, cond_*, jacobi_*, not
+    *_vec) contains cp.async.bulk, and no *_vec kernel does.
 For legacy.yaml against legacy_sm80.ptx: the kernel exists with its
 parameters, the PTX targets sm_80, and it contains no griddepcontrol at all
 (the point of that module).
@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 
-SIZES = {'ptr': 8, 'i64': 8, 'u64': 8, 'f64': 8, 'i32': 4, 'u32': 4, 'f32': 4,
+SIZES = {'ptr': 8, 'cond': 8, 'i64': 8, 'u64': 8, 'f64': 8, 'i32': 4, 'u32': 4, 'f32': 4,
          'i16': 2, 'u16': 2, 'f16': 2, 'bf16': 2, 'i8': 1, 'u8': 1}
 FLOATS = {'f16', 'bf16', 'f32', 'f64'}
 PTX_SIZES = {'8': 1, '16': 2, '32': 4, '64': 8}
@@ -114,7 +114,10 @@ def parse_ptx(path):
 
 
 def is_bulk_kernel(name):
-    return not name.startswith('util_') and not name.endswith('_vec')
+    """The streaming kernels: not the utilities, the condition setters, the
+    stencil, or the plain _vec variants."""
+    return (not name.startswith(('util_', 'cond_', 'jacobi_'))
+            and not name.endswith('_vec'))
 
 
 def check_signatures(mpath, kernels, entries, module_names):

@@ -23,6 +23,9 @@
 #               median of 7 loads, against tools/bench/handbuilt's median of 7
 #     nvtx      cudag bench --nvtx on one graph
 #     torch     the decode chain in PyTorch (tools/bench/bench_decode_torch.py)
+#     cond      tools/bench/bench_cond: loops as while nodes, unrolled and
+#               driven from the host; Jacobi to convergence (cond.json, and
+#               the table in the summary)
 #
 # Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
 # build-gpu (kept between calls while the machine stays warm).  With
@@ -242,6 +245,13 @@ EOF
         timeout 300 python3 tools/bench/bench_decode_torch.py >"/tmp/torch.json" 2>>"$out/bench.log"
         echo "{\"case\": \"torch_decode\", \"torch\": $(cat /tmp/torch.json)}" >>"$out/bench.jsonl"
         say "torch: $(cat /tmp/torch.json)"
+        ;;
+    cond)
+        over_budget cond && continue
+        timeout 300 $b/tools/bench_cond --kernels $b/kernels \
+            --jacobi graphs/jacobi.yaml >>"$summary" 2>&1
+        timeout 300 $b/tools/bench_cond --kernels $b/kernels \
+            --jacobi graphs/jacobi.yaml --json >"$out/cond.json" 2>>"$summary"
         ;;
     *)
         echo "gpu_all.sh: unknown step '$step'" >&2

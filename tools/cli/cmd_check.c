@@ -56,11 +56,19 @@ int cmd_check(cli *c, int argc, char **argv)
         }
         if (!c->quiet) {
             unsigned w = c->nwarn - warn0;
-            size_t nn = cudag_graph_node_count(g);
-            size_t ne = cudag_graph_edge_count(g);
+            /* The counts cover the bodies of conditional nodes too. */
+            cudag_plan_info pi;
+            memset(&pi, 0, sizeof pi);
+            if (cudag_plan(g, &pi, NULL, NULL) != CUDAG_OK) {
+                pi.nodes = cudag_graph_node_count(g);
+                pi.edges[0] = cudag_graph_edge_count(g);
+            }
+            size_t nn = pi.nodes, ne = pi.edges[0] + pi.edges[1] + pi.edges[2];
             size_t nb = cudag_graph_buffer_count(g);
             printf("%s: ok: %zu node%s, %zu edge%s, %zu buffer%s", files[f],
                    nn, cli_plural(nn), ne, cli_plural(ne), nb, cli_plural(nb));
+            if (pi.bodies)
+                printf(", %zu bod%s", pi.bodies, pi.bodies == 1 ? "y" : "ies");
             if (w)
                 printf(", %u warning%s", w, w == 1 ? "" : "s");
             printf("\n");
@@ -243,13 +251,13 @@ static void print_plan_json(const cudag_graph *g, const cudag_plan_info *info,
     cli_json_string(stdout, cudag_graph_name(g));
     printf(", \"nodes\": %zu, \"kernel_nodes\": %zu, "
            "\"memset_nodes\": %zu, \"memcpy_nodes\": %zu, "
-           "\"gemm_nodes\": %zu, "
+           "\"conditional_nodes\": %zu, \"bodies\": %zu, \"gemm_nodes\": %zu, "
            "\"edges\": {\"full\": %zu, \"programmatic\": %zu, "
            "\"launch_order\": %zu}, \"depth\": %zu, \"width\": %zu, "
            "\"buffers\": %zu, \"buffer_bytes\": %llu, \"schedule\": [",
            info->nodes, info->kernel_nodes, info->memset_nodes,
-           info->memcpy_nodes, info->gemm_nodes, info->edges[0],
-           info->edges[1], info->edges[2],
+           info->memcpy_nodes, info->conditional_nodes, info->bodies,
+           info->gemm_nodes, info->edges[0], info->edges[1], info->edges[2],
            info->depth, info->width, cudag_graph_buffer_count(g),
            (unsigned long long)info->buffer_bytes);
     const char *line = strstr(text, "\nschedule:\n");
