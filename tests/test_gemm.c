@@ -400,6 +400,22 @@ static const char *const rebind_yaml =
     "nodes:\n"
     "  mm: {gemm: {m: 3, n: 3, k: 4, a: a, b: b, d: d, beta: BETA}}\n";
 
+/* Rebinds x's buffer a (12 floats) to the program's own memory, aligned as
+ * cuMemAlloc's, holding fresh random values; the node is recorded again.
+ * The caller frees the memory after destroying x. */
+static float *rebind_a(cudag_exec *x, uint64_t *seed)
+{
+    float *mine = aligned_alloc(256, 256);
+    assert_non_null(mine);
+    for (int i = 0; i < 12; i++)
+        mine[i] = (float)trand(seed, -1, 1);
+    cudag_error e;
+    long before = F.captures;
+    ok(cudag_exec_rebind_buffer(x, "a", (uint64_t)(uintptr_t)mine, &e), &e);
+    assert_int_equal(F.captures, before + 1);
+    return mine;
+}
+
 static void gemm_rebinds_buffers_by_recording_again(void **state)
 {
     (void)state;
@@ -410,16 +426,9 @@ static void gemm_rebinds_buffers_by_recording_again(void **state)
     gr_gemm r = {3, 3, 4, 1, 0, 0, {0}, {4, 3, 3, 3}, {0}, 1.0, 0.0,
                  CUDAG_EPILOGUE_NONE, 0};
     expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
-    /* The program's own memory for a (aligned as cuMemAlloc's). */
-    float *mine = aligned_alloc(256, 256);
-    assert_non_null(mine);
-    for (int i = 0; i < 12; i++)
-        mine[i] = (float)trand(&seed, -1, 1);
-    cudag_error e;
-    long before = F.captures;
-    ok(cudag_exec_rebind_buffer(x, "a", (uint64_t)(uintptr_t)mine, &e), &e);
-    assert_int_equal(F.captures, before + 1);
+    float *mine = rebind_a(x, &seed);
     expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
+    cudag_error e;
     float *d = read_floats(x, "d", NULL);
     float *b = read_floats(x, "b", NULL);
     double want = 0;
@@ -470,14 +479,7 @@ static void gemm_runs_inside_a_conditional_body(void **state)
                  CUDAG_EPILOGUE_NONE, 0};
     fill_random(x, "d", &seed);
     expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
-    float *mine = aligned_alloc(256, 256);
-    assert_non_null(mine);
-    for (int i = 0; i < 12; i++)
-        mine[i] = (float)trand(&seed, -1, 1);
-    cudag_error e;
-    long before = F.captures;
-    ok(cudag_exec_rebind_buffer(x, "a", (uint64_t)(uintptr_t)mine, &e), &e);
-    assert_int_equal(F.captures, before + 1);
+    float *mine = rebind_a(x, &seed);
     expect_reference(x, &r, "a", "b", NULL, "d", NULL, 1e-5);
     finish(x, g);
     free(mine);
