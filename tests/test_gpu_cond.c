@@ -196,7 +196,11 @@ static int ref_jacobi(float *u, float *v, const float *f, int nx, int ny,
 {
     int it = 0;
     for (;;) {
-        float r = fmaxf(sweep(u, v, f, nx, ny), sweep(v, u, f, nx, ny));
+        /* In this order: the second sweep reads what the first wrote (as
+         * arguments of one call, their order would be the compiler's). */
+        float even = sweep(u, v, f, nx, ny);
+        float odd = sweep(v, u, f, nx, ny);
+        float r = fmaxf(even, odd);
         *last = r;
         it++;
         if (!(r >= tol && it < maxit))

@@ -149,7 +149,7 @@ for c in check dot plan run bench; do
     *) wrong=$(LC_ALL=C comm -12 <(echo "$gpu") <(echo "$offered")) ;;
     esac
     if [[ -n $wrong ]]; then
-        fail "cudag $c - gets the run-only options of tools/cli.h wrong: ${wrong//$'\n'/ }"
+        fail "cudag $c - gets the run-only options of tools/cli/cli.h wrong: ${wrong//$'\n'/ }"
     fi
 done
 [[ -n $common ]] && echo "ok   every subcommand offers the common options of tools/cli/cli.h: ${common//$'\n'/ }"
