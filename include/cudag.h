@@ -778,6 +778,12 @@ CUDAG_API int cudag_cache_clean(unsigned *removed, cudag_error *err);
  * exec.  "" for NULL. */
 CUDAG_API const char *cudag_exec_device_name(const cudag_exec *x);
 
+/* The compute capability of the exec's device (9.0 for an H100) into
+ * *major and *minor; either may be NULL.  CUDAG_EINVAL for a NULL exec,
+ * nothing written then. */
+CUDAG_API int cudag_exec_device_cc(const cudag_exec *x, int *major,
+                                   int *minor);
+
 /* ------------------------------------------------------------------ */
 /* Other ways to replay the same work, to compare them                 */
 
@@ -851,6 +857,26 @@ CUDAG_API int cudag_exec_replay(cudag_exec *x, cudag_replay how,
 CUDAG_API int cudag_exec_time(cudag_exec *x, cudag_replay how,
                               unsigned warmup, unsigned iters, float *ms,
                               cudag_error *err);
+
+/*
+ * Times back-to-back replays of `how`, what `cudag run` reports: prepares it
+ * if needed, replays it `warmup` times and waits, then queues `iters`
+ * replays with nothing waited for between them, one CUDA event recorded
+ * before the first and one after each, so replay i's time (ms[i], in
+ * milliseconds; ms holds iters floats, owned by the caller) is the time
+ * between the events around it and includes any gap while the host queues
+ * the next.  Each timed replay is made as cudag_exec_replay makes one (the
+ * exec's context pushed and popped around it): inside the loop the driver
+ * calls are record, push, the replay's own calls, pop; the wait and the
+ * elapsed times come after the last record.  The iters + 1 events are made
+ * for the call and destroyed before it returns.  With CUDAG_NVTX in the
+ * exec's flags the timing is one NVTX range, "cudag GRAPH: time WAY back to
+ * back".  Errors as for cudag_exec_time, plus CUDAG_ENOMEM (no room for the
+ * events' handles); ms is then partly written and no event is left.
+ */
+CUDAG_API int cudag_exec_time_back_to_back(cudag_exec *x, cudag_replay how,
+                                           unsigned warmup, unsigned iters,
+                                           float *ms, cudag_error *err);
 
 #ifdef __cplusplus
 }

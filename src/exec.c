@@ -758,6 +758,17 @@ const char *cudag_exec_device_name(const cudag_exec *x)
     return x ? x->gpu.name : "";
 }
 
+int cudag_exec_device_cc(const cudag_exec *x, int *major, int *minor)
+{
+    if (!x)
+        return CUDAG_EINVAL;
+    if (major)
+        *major = x->gpu.cc_major;
+    if (minor)
+        *minor = x->gpu.cc_minor;
+    return CUDAG_OK;
+}
+
 int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st)
 {
     if (!x || !st)

@@ -552,8 +552,11 @@ static CUresult fk_EventElapsedTime(float *ms, CUevent a, CUevent b)
 }
 static CUresult fk_EventDestroy(CUevent e)
 {
-    FAKE_CALL("cuEventDestroy");
-    return fake_drop(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    /* As cuGraphDestroy: a release that fails has released. */
+    int fail = fake_tick("cuEventDestroy");
+    int found = fake_drop(e);
+    return fail ? CUDA_ERROR_UNKNOWN
+                : found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fk_MemGetInfo(size_t *f, size_t *t)
 {

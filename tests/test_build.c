@@ -875,6 +875,133 @@ static void replay_time_makes_only_the_replay_calls(void **state)
     finish(x, g);
 }
 
+/* What cudag_exec_time_back_to_back recorded, in order, while tracing; its
+ * elapsed times say which recorded events they were asked about. */
+static CUevent b2b_rec[8];
+static int b2b_nrec;
+
+static CUresult b2b_record(CUevent e, CUstream s)
+{
+    if (F.tracing && b2b_nrec < 8)
+        b2b_rec[b2b_nrec++] = e;
+    return fk_EventRecord(e, s);
+}
+
+/* i + 1 for the events recorded i-th and (i+1)-th, else -1. */
+static CUresult b2b_elapsed(float *ms, CUevent a, CUevent b)
+{
+    CUresult r = fk_EventElapsedTime(ms, a, b);
+    *ms = -1;
+    for (int i = 0; i + 1 < b2b_nrec; i++)
+        if (b2b_rec[i] == a && b2b_rec[i + 1] == b)
+            *ms = (float)(i + 1);
+    return r;
+}
+
+/* The timed loop makes exactly the calls `cudag run` made before this call
+ * existed: a record before the first replay, then per replay the context
+ * pushed, the replay, the context popped and a record; one wait after the
+ * last, and replay i timed by the i-th and (i+1)-th events. */
+static void replay_time_back_to_back_makes_the_calls_run_made(void **state)
+{
+    (void)state;
+    fake_reset();
+    static cudag__drv d;
+    d = fake_table;
+    d.cuEventRecord = b2b_record;
+    d.cuEventElapsedTime = b2b_elapsed;
+    cudag__driver_override(&d);
+    cudag_graph *g = compute_graph();
+    cudag_exec *x;
+    cudag_error e;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    static const char *const stream[] = {
+        "cuCtxPushCurrent", "cuLaunchKernelEx", "cuLaunchKernelEx",
+        "cuMemsetD32Async", "cuMemcpyDtoDAsync", "cuCtxPopCurrent",
+        "cuEventRecord"};
+    static const char *const graph[] = {"cuCtxPushCurrent", "cuGraphLaunch",
+                                        "cuCtxPopCurrent", "cuEventRecord"};
+    for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++) {
+        ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+        bool by_stream = how <= CUDAG_REPLAY_STREAM_PDL;
+        const char *const *want = by_stream ? stream : graph;
+        int nwant = by_stream ? 7 : 4, nlaunch = nwant - 3;
+        float ms[3] = {-1, -1, -1};
+        int live = fake_live();
+        F.tracing = 1;
+        F.ntrace = 0;
+        b2b_nrec = 0;
+        ok(cudag_exec_time_back_to_back(x, (cudag_replay)how, 1, 3, ms, &e),
+           &e);
+        F.tracing = 0;
+        /* Push, one warm-up replay and a wait, four events made, the first
+         * recorded. */
+        assert_string_equal(F.trace[0], "cuCtxPushCurrent");
+        assert_string_equal(F.trace[nlaunch + 1], "cuStreamSynchronize");
+        for (int i = 0; i < 4; i++)
+            assert_string_equal(F.trace[nlaunch + 2 + i], "cuEventCreate");
+        int at = nlaunch + 7;
+        assert_string_equal(F.trace[at - 1], "cuEventRecord");
+        for (int r = 0; r < 3; r++)
+            for (int i = 0; i < nwant; i++)
+                assert_string_equal(F.trace[at + r * nwant + i], want[i]);
+        /* Then one wait, the three times, the four events gone, pop. */
+        int end = at + 3 * nwant;
+        assert_int_equal(F.ntrace, end + 9);
+        assert_string_equal(F.trace[end], "cuStreamSynchronize");
+        for (int i = 0; i < 3; i++)
+            assert_string_equal(F.trace[end + 1 + i], "cuEventElapsedTime");
+        for (int i = 0; i < 4; i++)
+            assert_string_equal(F.trace[end + 4 + i], "cuEventDestroy");
+        assert_string_equal(F.trace[end + 8], "cuCtxPopCurrent");
+        assert_int_equal(b2b_nrec, 4);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < i; j++)
+                assert_ptr_not_equal(b2b_rec[i], b2b_rec[j]);
+        for (int i = 0; i < 3; i++)
+            assert_true(ms[i] == (float)(i + 1));
+        assert_int_equal(fake_live(), live);
+    }
+    /* No timed replay: the warm-up and its wait, no event. */
+    F.tracing = 1;
+    F.ntrace = 0;
+    ok(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 2, 0, NULL, &e), &e);
+    F.tracing = 0;
+    static const char *const warm[] = {"cuCtxPushCurrent", "cuGraphLaunch",
+                                       "cuGraphLaunch", "cuStreamSynchronize",
+                                       "cuCtxPopCurrent"};
+    assert_int_equal(F.ntrace, 5);
+    for (int i = 0; i < 5; i++)
+        assert_string_equal(F.trace[i], warm[i]);
+    finish(x, g);
+}
+
+/* The device's compute capability, as the driver reported it. */
+static void exec_reports_the_device_compute_capability(void **state)
+{
+    (void)state;
+    fake_reset();
+    F.cc_major = 8;
+    F.cc_minor = 6;
+    cudag_graph *g = compute_graph();
+    cudag_exec *x;
+    cudag_error e;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    int major = -1, minor = -1;
+    assert_int_equal(cudag_exec_device_cc(x, &major, &minor), CUDAG_OK);
+    assert_int_equal(major, 8);
+    assert_int_equal(minor, 6);
+    major = -1;
+    assert_int_equal(cudag_exec_device_cc(x, &major, NULL), CUDAG_OK);
+    assert_int_equal(major, 8);
+    assert_int_equal(cudag_exec_device_cc(x, NULL, NULL), CUDAG_OK);
+    major = minor = -1;
+    assert_int_equal(cudag_exec_device_cc(NULL, &major, &minor), CUDAG_EINVAL);
+    assert_int_equal(major, -1);
+    assert_int_equal(minor, -1);
+    finish(x, g);
+}
+
 static void replay_refuses_bad_arguments(void **state)
 {
     (void)state;
@@ -890,6 +1017,10 @@ static void replay_refuses_bad_arguments(void **state)
     assert_int_equal(cudag_exec_time(NULL, CUDAG_REPLAY_GRAPH, 0, 1, ms, &e),
                      CUDAG_EINVAL);
     assert_int_equal(cudag_exec_prepare(NULL, CUDAG_REPLAY_GRAPH, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_time_back_to_back(NULL, CUDAG_REPLAY_GRAPH, 0,
+                                                  1, ms, &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_time_back_to_back: exec is NULL");
     assert_string_equal(cudag_exec_device_name(NULL), "");
     cudag_graph *g;
     cudag_exec *x = start(&g);
@@ -900,6 +1031,15 @@ static void replay_refuses_bad_arguments(void **state)
                      CUDAG_EINVAL);
     assert_string_equal(e.message, "cudag_exec_time: ms is NULL");
     ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 0, NULL, &e), &e);
+    assert_int_equal(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_COUNT_, 0, 1,
+                                                  ms, &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_time_back_to_back: 5 is not a "
+                                   "cudag_replay");
+    assert_int_equal(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 0, 1,
+                                                  NULL, &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_time_back_to_back: ms is NULL");
     /* Balanced contexts after every refusal. */
     assert_int_equal(F.pushed, 0);
     finish(x, g);
@@ -1102,7 +1242,7 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
     }
     if (x) {
         float ms[2];
-        for (int s = 0; s < 11; s++) {
+        for (int s = 0; s < 13; s++) {
             int r = CUDAG_OK;
             switch (s) {
             case 0: r = cudag_exec_launch(x, 2, &e); break;
@@ -1124,6 +1264,14 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
                 break;
             case 9: r = cudag_exec_replay(x, CUDAG_REPLAY_STREAM_PDL, 2, &e); break;
             case 10: r = cudag_exec_time(x, CUDAG_REPLAY_STREAM, 1, 2, ms, &e); break;
+            case 11:
+                r = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 1, 2,
+                                                 ms, &e);
+                break;
+            case 12:
+                r = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_STREAM_PDL, 1,
+                                                 2, ms, &e);
+                break;
             }
             if (r != CUDAG_OK && *first_rc == CUDAG_OK) {
                 *first_rc = r;
@@ -1197,6 +1345,10 @@ static void exec_survives_every_allocation_failure(void **state)
         int rc2 = x ? cudag_exec_set_arg(x, "scale", 2, &a, &e) : CUDAG_OK;
         int rc3 = x ? cudag_exec_prepare(x, CUDAG_REPLAY_STREAM_PDL, &e) : CUDAG_OK;
         int rc4 = x ? cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_SERIAL, &e) : CUDAG_OK;
+        float ms[2];
+        int rc5 = x ? cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 1, 2,
+                                                   ms, &e)
+                    : CUDAG_OK;
         long made = cudag__alloc_fail_after(-1);
         if (rc != CUDAG_OK) {
             assert_int_equal(rc, CUDAG_ENOMEM);
@@ -1205,6 +1357,7 @@ static void exec_survives_every_allocation_failure(void **state)
         assert_int_equal(rc2, CUDAG_OK);
         assert_true(rc3 == CUDAG_OK || rc3 == CUDAG_ENOMEM);
         assert_true(rc4 == CUDAG_OK || rc4 == CUDAG_ENOMEM);
+        assert_true(rc5 == CUDAG_OK || rc5 == CUDAG_ENOMEM);
         /* What failed is made again on the next use. */
         if (x) {
             ok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
@@ -1237,6 +1390,8 @@ int main(void)
         cmocka_unit_test(exec_set_var_updates_or_explains),
         cmocka_unit_test(replay_every_way_runs_the_same_work),
         cmocka_unit_test(replay_time_makes_only_the_replay_calls),
+        cmocka_unit_test(replay_time_back_to_back_makes_the_calls_run_made),
+        cmocka_unit_test(exec_reports_the_device_compute_capability),
         cmocka_unit_test(replay_refuses_bad_arguments),
         cmocka_unit_test(device_retain_keeps_the_context),
         cmocka_unit_test(exec_float_arguments_and_variables),

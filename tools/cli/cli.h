@@ -74,6 +74,12 @@ void cli_print_error(cli *c, const cudag_error *e);
  * Returns CLI_OK and sets *g, or an exit status. */
 int cli_load(cli *c, const char *path, cudag_graph **g);
 
+/* Prints an error of the command's own (one without a file position, such
+ * as a name the graph does not have) as the library's errors are printed,
+ * kept for --json too, with library status `code`; returns `code`. */
+int cli_error(cli *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Maps a library status to an exit status. */
 int cli_status(int code);
 

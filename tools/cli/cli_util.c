@@ -318,6 +318,21 @@ void cli_print_error(cli *c, const cudag_error *e)
     print_one(c, e);
 }
 
+int cli_error(cli *c, int code, const char *fmt, ...)
+{
+    cudag_error e;
+    memset(&e, 0, sizeof e);
+    e.code = code;
+    e.severity = CUDAG_SEV_ERROR;
+    e.count = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    cli_print_error(c, &e);
+    return code;
+}
+
 void cli_free(cli *c)
 {
     free(c->kept);

@@ -1,13 +1,14 @@
 /* cmd_run.c — `cudag run`: load a graph, instantiate it on a GPU, replay it
- * with a CUDA event pair around each replay, and print the replay times, the
- * host stage times and a checksum of every buffer. */
+ * back to back with a CUDA event between replays, and print the replay
+ * times, the host stage times and a checksum of every buffer. */
 #include "cli.h"
-#include "exec.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct dump {
     const char *buffer, *path;
@@ -102,53 +103,6 @@ static int parse_args(cli *c, int argc, char **argv, run_opts *o)
 
 /* ---- timing ------------------------------------------------------------ */
 
-/* Replays `iters` times with an event recorded before each replay and after
- * the last, so replay i is timed by the events i and i+1 around it.  Fills
- * ms[iters].  Returns a library status with err set. */
-static int timed_replays(cudag_exec *x, unsigned long iters, float *ms,
-                         cudag_error *err)
-{
-    const cudag__drv *d = x->gpu.drv;
-    CUevent *ev = calloc(iters + 1, sizeof *ev);
-    if (!ev)
-        return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
-                              "out of memory for %lu events", iters + 1);
-    int rc = cudag__exec_enter(x, err);
-    if (rc != CUDAG_OK) {
-        free(ev);
-        return rc;
-    }
-    CUresult r = CUDA_SUCCESS;
-    unsigned long made = 0;
-    for (; made <= iters && r == CUDA_SUCCESS; made++)
-        r = d->cuEventCreate(&ev[made], CU_EVENT_DEFAULT);
-    if (r != CUDA_SUCCESS) {
-        made--;
-        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventCreate");
-    }
-    for (unsigned long i = 0; i < iters && rc == CUDAG_OK; i++) {
-        r = d->cuEventRecord(ev[i], x->gpu.stream);
-        if (r != CUDA_SUCCESS)
-            rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
-        else
-            rc = cudag_exec_launch(x, 1, err);
-    }
-    if (rc == CUDAG_OK && (r = d->cuEventRecord(ev[iters], x->gpu.stream)) !=
-                              CUDA_SUCCESS)
-        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
-    if (rc == CUDAG_OK)
-        rc = cudag_exec_sync(x, err);
-    for (unsigned long i = 0; i < iters && rc == CUDAG_OK; i++)
-        if ((r = d->cuEventElapsedTime(&ms[i], ev[i], ev[i + 1])) !=
-            CUDA_SUCCESS)
-            rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventElapsedTime");
-    for (unsigned long i = 0; i < made; i++)
-        (void)d->cuEventDestroy(ev[i]);
-    cudag__exec_leave(x);
-    free(ev);
-    return rc;
-}
-
 static int cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -218,10 +172,8 @@ static int summarise(cli *c, cudag_exec *x, const cudag_graph *g, size_t b,
 {
     memset(s, 0, sizeof *s);
     s->name = cudag_graph_buffer_name(g, b);
-    uint32_t bi = cudag__find_buffer(g, s->name);
-    s->type = g->buffers[bi].type;
-    s->count = g->buffers[bi].count;
-    s->bytes = cudag__buffer_bytes(&g->buffers[bi]);
+    (void)cudag_graph_buffer(g, b, &s->type, &s->count);  /* b < its count */
+    s->bytes = s->count * cudag_type_size(s->type);
     unsigned char *host = malloc(s->bytes ? s->bytes : 1);
     if (!host) {
         fprintf(stderr, "%s run: no host memory to read buffer '%s' (%llu "
@@ -272,7 +224,7 @@ static int summarise(cli *c, cudag_exec *x, const cudag_graph *g, size_t b,
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
-static void print_text(const cudag_graph *g, const cudag_exec *x,
+static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
                        const run_opts *o, const float *t, uint64_t parse_ns,
                        const summary *s, size_t ns)
 {
@@ -290,9 +242,11 @@ static void print_text(const cudag_graph *g, const cudag_exec *x,
            cudag_graph_edge_count(g), kinds[0], kinds[1], kinds[2]);
     if (st.downgraded_edges)
         printf(", %u built full", st.downgraded_edges);
-    printf(")%s\n", x->flags & CUDAG_NO_PDL ? ", --no-pdl" : "");
-    printf("device %s (compute %d.%d)\n", x->gpu.name, x->gpu.cc_major,
-           x->gpu.cc_minor);
+    printf(")%s\n", c->flags & CUDAG_NO_PDL ? ", --no-pdl" : "");
+    int major = 0, minor = 0;
+    (void)cudag_exec_device_cc(x, &major, &minor);  /* x is not NULL */
+    printf("device %s (compute %d.%d)\n", cudag_exec_device_name(x), major,
+           minor);
     unsigned long n = o->iters;
     printf("replay (us, %lu replays after %lu warm-up): median %.2f  min %.2f  "
            "max %.2f  p10 %.2f  p90 %.2f\n",
@@ -324,7 +278,7 @@ static void json_num(double v)
         printf("null");
 }
 
-static void print_json(const cudag_graph *g, const cudag_exec *x,
+static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
                        const run_opts *o, const float *t, uint64_t parse_ns,
                        const summary *s, size_t ns)
 {
@@ -336,12 +290,14 @@ static void print_json(const cudag_graph *g, const cudag_exec *x,
     printf(", \"file\": ");
     cli_json_string(stdout, o->file);
     printf(", \"device\": ");
-    cli_json_string(stdout, x->gpu.name);
+    cli_json_string(stdout, cudag_exec_device_name(x));
+    int major = 0, minor = 0;
+    (void)cudag_exec_device_cc(x, &major, &minor);  /* x is not NULL */
     printf(", \"compute_capability\": \"%d.%d\", \"nodes\": %zu, \"edges\": "
            "%zu, \"downgraded_edges\": %u, \"no_pdl\": %s",
-           x->gpu.cc_major, x->gpu.cc_minor, cudag_graph_node_count(g),
+           major, minor, cudag_graph_node_count(g),
            cudag_graph_edge_count(g), st.downgraded_edges,
-           x->flags & CUDAG_NO_PDL ? "true" : "false");
+           c->flags & CUDAG_NO_PDL ? "true" : "false");
     printf(", \"iters\": %lu, \"warmup\": %lu, \"replay_us\": {\"median\": ",
            n, o->warmup);
     json_num(1e3 * quantile(t, n, 0.5));
@@ -386,6 +342,14 @@ static void print_json(const cudag_graph *g, const cudag_exec *x,
 
 static int run(cli *c, const run_opts *o);
 
+/* Monotonic host time in nanoseconds, for the parse+check figure. */
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * UINT64_C(1000000000) + (uint64_t)t.tv_nsec;
+}
+
 int cmd_run(cli *c, int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -408,19 +372,17 @@ int cmd_run(cli *c, int argc, char **argv)
 /* Loads, instantiates, replays and reports; returns an exit status. */
 static int run(cli *c, const run_opts *o)
 {
-    uint64_t t0 = cudag__now_ns();
+    uint64_t t0 = now_ns();
     cudag_graph *g = NULL;
     int status = cli_load(c, o->file, &g);
-    uint64_t parse_ns = cudag__now_ns() - t0;
+    uint64_t parse_ns = now_ns() - t0;
     if (status != CLI_OK)
         return status;
     for (size_t d = 0; d < o->ndumps; d++)
-        if (cudag__find_buffer(g, o->dumps[d].buffer) == CUDAG__NONE) {
-            cudag_error e;
-            cudag__fail_at(&e, CUDAG_EUNKNOWN, CUDAG__NOPOS,
-                           "--dump: graph '%s' has no buffer '%s'",
-                           cudag_graph_name(g), o->dumps[d].buffer);
-            cli_print_error(c, &e);
+        if (cudag_graph_find_buffer(g, o->dumps[d].buffer) < 0) {
+            cli_error(c, CUDAG_EUNKNOWN,
+                      "--dump: graph '%s' has no buffer '%s'",
+                      cudag_graph_name(g), o->dumps[d].buffer);
             cudag_graph_destroy(g);
             return CLI_EUSAGE;
         }
@@ -450,17 +412,15 @@ static int run(cli *c, const run_opts *o)
     t = malloc(o->iters * sizeof *t);
     s = calloc(nb ? nb : 1, sizeof *s);
     if (!t || !s) {
-        cudag__fail_at(&err, CUDAG_ENOMEM, CUDAG__NOPOS,
-                       "out of memory for %lu replay times", o->iters);
-        cli_print_error(c, &err);
+        cli_error(c, CUDAG_ENOMEM, "out of memory for %lu replay times",
+                  o->iters);
         status = CLI_ECUDA;
         goto out;
     }
-    rc = cudag_exec_launch(x, (unsigned)o->warmup, &err);
-    if (rc == CUDAG_OK)
-        rc = cudag_exec_sync(x, &err);
-    if (rc == CUDAG_OK)
-        rc = timed_replays(x, o->iters, t, &err);
+    /* Both counts are at most 10000000 (parse_args). */
+    rc = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH,
+                                      (unsigned)o->warmup, (unsigned)o->iters,
+                                      t, &err);
     if (rc != CUDAG_OK) {
         cli_print_error(c, &err);
         status = cli_status(rc);
@@ -473,9 +433,9 @@ static int run(cli *c, const run_opts *o)
             status = r;
     }
     if (o->json)
-        print_json(g, x, o, t, parse_ns, s, nb);
+        print_json(c, g, x, o, t, parse_ns, s, nb);
     else if (!c->quiet)
-        print_text(g, x, o, t, parse_ns, s, nb);
+        print_text(c, g, x, o, t, parse_ns, s, nb);
 out:
     free(t);
     free(s);
