@@ -141,10 +141,10 @@ static void check_nodes(cudag__checker *c)
         }
         if (g->parent && !k->in_body) {
             cudag__check_fail(c, CUDAG_EKEY, n->pos,
-                              "node '%s': a %s node cannot be in the body of "
-                              "'%s' (the driver allows kernel, memset, memcpy "
-                              "and conditional nodes there)",
-                              n->name, k->name,
+                              "node '%s': %s cannot be in the body of "
+                              "'%s' (the driver allows kernel, memset, memcpy, "
+                              "child-graph and conditional nodes there)",
+                              n->name, k->what,
                               g->parent->nodes[g->owner].name);
             continue;
         }

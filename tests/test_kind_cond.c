@@ -514,6 +514,40 @@ static void cond_builder_makes_the_same_tree(void **state)
     cudag_graph_destroy(g);
 }
 
+static void host_fn_unused(void *user) { (void)user; }
+
+/* Event and host nodes have no place in a conditional body (the driver's
+ * rule): the checker says so at the node, naming its owner, once each. */
+static void cond_body_refuses_kinds_the_driver_refuses(void **state)
+{
+    (void)state;
+    cudag_graph *g = api_graph();
+    cudag_error e;
+    cudag_graph *body[1];
+    ok(cudag_add_conditional(g, "loop", CUDAG_COND_WHILE, "more", 1, body, &e),
+       &e);
+    cudag_arg count[] = {cudag_arg_buffer("it", 0), cudag_arg_int(3),
+                         cudag_arg_cond("more")};
+    ok(cudag_add_kernel(body[0], "next", "cond_count_i32", G1, B32, 0, count, 3,
+                        &e),
+       &e);
+    int event_stand_in;
+    ok(cudag_add_event_record(body[0], "rec", &event_stand_in, &e), &e);
+    ok(cudag_add_host(body[0], "call", host_fn_unused, NULL, &e), &e);
+    tdiag d;
+    memset(&d, 0, sizeof d);
+    cudag_options o = topts(&d, NULL);
+    assert_int_equal(cudag_check(g, &o, &e), CUDAG_EKEY);
+    assert_int_equal(d.nerr, 2);
+    assert_diag_contains(&d, "node 'loop.rec': an event_record node cannot be "
+                             "in the body of 'loop' (the driver allows kernel, "
+                             "memset, memcpy, child-graph and conditional "
+                             "nodes there)");
+    assert_diag_contains(&d, "node 'loop.call': a host node cannot be in the "
+                             "body of 'loop'");
+    cudag_graph_destroy(g);
+}
+
 static void cond_builder_refuses_what_is_wrong(void **state)
 {
     (void)state;
@@ -979,6 +1013,7 @@ int main(void)
         cmocka_unit_test(cond_no_pdl_reaches_bodies),
         cmocka_unit_test(cond_replays_as_graphs_only),
         cmocka_unit_test(cond_missing_driver_support_names_the_node),
+        cmocka_unit_test(cond_body_refuses_kinds_the_driver_refuses),
         cmocka_unit_test(cond_survives_every_driver_failure),
         cmocka_unit_test(cond_survives_every_allocation_failure),
     };
