@@ -134,8 +134,13 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
                     CUDAG__MAX_SUB_DEPTH);
         return;
     }
-    const cudag__doc *nodes = f->root ? cudag__doc_get(f->root, "nodes") : NULL;
-    if (!f->root || !cudag__want(lw, f->root, CUDAG__DOC_MAP, "a graph file") ||
+    if (!f->root) {
+        cudag__lerr(lw, CUDAG_EKEY, name->pos, "graph file '%s' is empty",
+                    f->path);
+        return;
+    }
+    const cudag__doc *nodes = cudag__doc_get(f->root, "nodes");
+    if (!cudag__want(lw, f->root, CUDAG__DOC_MAP, "a graph file") ||
         cudag__check_keys(lw, f->root, file_keys,
                           sizeof file_keys / sizeof *file_keys,
                           "a child graph file (its kernels, buffers and "
