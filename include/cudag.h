@@ -197,7 +197,8 @@ typedef enum cudag_node_kind {
     CUDAG_NODE_CAPTURE = 5,     /* the program's work, recorded on a stream */
     CUDAG_NODE_EVENT_RECORD = 6,/* records the program's CUevent */
     CUDAG_NODE_EVENT_WAIT = 7,  /* waits for the program's CUevent */
-    CUDAG_NODE_HOST = 8         /* calls a host function */
+    CUDAG_NODE_HOST = 8,        /* calls a host function */
+    CUDAG_NODE_CHILD = 9        /* another graph file, as a child graph */
 } cudag_node_kind;
 
 /* The conditional nodes, valued as the driver's CUgraphConditionalNodeType. */
@@ -606,6 +607,7 @@ typedef struct cudag_plan_info {
     /* The kinds added after the conditional nodes, in kind order. */
     size_t gemm_nodes, capture_nodes, event_record_nodes, event_wait_nodes,
         host_nodes;
+    size_t child_nodes;         /* child graphs from files (also in bodies) */
 } cudag_plan_info;
 
 /*

@@ -71,6 +71,7 @@
     X(cuGraphAddMemsetNode, 10000)                                             \
     X(cuGraphAddMemcpyNode, 10000)                                             \
     X(cuGraphAddChildGraphNode, 10000)                                         \
+    X(cuGraphChildGraphNodeGetGraph, 10000)                                    \
     X(cuGraphAddEventRecordNode, 11010)                                        \
     X(cuGraphAddEventWaitNode, 11010)                                          \
     X(cuGraphAddHostNode, 10000)                                               \

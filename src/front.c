@@ -134,7 +134,8 @@ int cudag__eval_float(cudag__lower *lw, const cudag__doc *n,
 
 cudag__scope cudag__scope_of(const cudag__lower *lw, const cudag__binding *env)
 {
-    cudag__scope sc = {lw->g, env, &lw->bad[CUDAG__NS_VAR]};
+    cudag__scope sc = {lw->nchild ? NULL : lw->g, env,
+                       &lw->bad[CUDAG__NS_VAR]};
     return sc;
 }
 

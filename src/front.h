@@ -80,6 +80,16 @@ struct cudag__lower {
     void (*lower_sub)(cudag__lower *lw, cudag_graph *sub, const cudag__doc *map,
                       const cudag__binding *env);
     void *walk;                 /* nodes.c's state of the whole pass */
+    /* lower.c's step for a child-graph node (kind_child.c): reads and
+     * parses the graph file `name` names, relative to dir, into *out (in
+     * the source's arena).  Reports at name's position. */
+    int (*read_graph)(cudag__lower *lw, const char *dir,
+                      const cudag__doc *name, cudag__file *out);
+    /* The child-graph files being lowered, outermost first (a cycle is one
+     * met again).  While nchild > 0 the root's variables are out of scope:
+     * a child sees only its own, bound as repetition indices are. */
+    const cudag__file *child[CUDAG__MAX_SUB_DEPTH + 1];
+    unsigned nchild;
 };
 
 /* ---- front.c ----------------------------------------------------------- */

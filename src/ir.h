@@ -203,6 +203,12 @@ typedef struct cudag__conditional {
     cudag__pos cond_pos;        /* where the condition is named */
 } cudag__conditional;
 
+/* A child-graph node (kind_child.c): another graph file's nodes. */
+typedef struct cudag__child {
+    cudag_graph *sub;           /* a sub-graph of the node's graph (subs) */
+    const char *file;           /* the file, as the node names it */
+} cudag__child;
+
 typedef struct cudag__node {
     const char *name;           /* full name: "layer[3].norm" */
     cudag_node_kind kind;
@@ -215,6 +221,7 @@ typedef struct cudag__node {
         cudag__gemm mm;
         cudag__callback cb;
         cudag__conditional cnd;
+        cudag__child ch;
     } u;
 } cudag__node;
 

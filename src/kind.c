@@ -14,6 +14,7 @@ static const cudag__kind_ops *const table[] = {
     &cudag__kind_event_record,
     &cudag__kind_event_wait,
     &cudag__kind_host,
+    &cudag__kind_child,
 };
 #define NKINDS (sizeof table / sizeof *table)
 

@@ -1,8 +1,9 @@
 /* kind.h — node kinds behind one table.  Each kind (kernel, memset, memcpy,
- * conditional, gemm, capture, host; the two event kinds share one) lives
- * in one file, src/kind_<name>.c, that fills one cudag__kind_ops; the stages
- * (nodes.c, check.c, build.c, exec.c, dot.c, plan.c) loop over nodes and
- * call through cudag__kind(), never switching on a node's kind.
+ * conditional, gemm, capture, host, child graph; the two event kinds share
+ * one) lives in one file, src/kind_<name>.c, that fills one
+ * cudag__kind_ops; the stages (nodes.c, check.c, build.c, exec.c, dot.c,
+ * plan.c) loop over nodes and call through cudag__kind(), never switching
+ * on a node's kind.
  * docs/architecture.md shows where this sits in the pipeline. */
 #ifndef CUDAG_KIND_H
 #define CUDAG_KIND_H
@@ -71,9 +72,10 @@ struct cudag__build_ctx {
  * - A NULL step means "nothing to do" where the field says so.
  *
  * Sub-graphs.  A node may hold graphs of its own (a conditional node's
- * bodies; child graphs later): cudag__subgraph_new (graph.c) makes each as a
- * cudag_graph with its own nodes, edges and names, sharing the root's
- * variables, modules, kernels, buffers, conditions and arena, owned by the
+ * bodies; a child-graph node's file, kind_child.c): cudag__subgraph_new
+ * (graph.c) makes each as a cudag_graph with its own nodes, edges and
+ * names, sharing the root's variables (a child file binds its own over
+ * them, front.h), modules, kernels, buffers, conditions and arena, owned by the
  * node's graph (g->subs) and freed with it.  Its nodes' full names start
  * with its prefix ("loop.").  The stages reach it through the kind:
  * - front end: the kind's read_yaml lowers a body map with lw->lower_sub
@@ -233,5 +235,6 @@ extern const cudag__kind_ops cudag__kind_capture;
 extern const cudag__kind_ops cudag__kind_event_record;
 extern const cudag__kind_ops cudag__kind_event_wait;
 extern const cudag__kind_ops cudag__kind_host;
+extern const cudag__kind_ops cudag__kind_child;
 
 #endif /* CUDAG_KIND_H */

@@ -994,6 +994,32 @@ static void lower_conditions(cudag__lower *lw, const cudag__file *f)
     }
 }
 
+/* ---- child-graph files -------------------------------------------------- */
+
+/* lw->read_graph (front.h). */
+static int read_graph(cudag__lower *lw, const char *dir,
+                      const cudag__doc *name, cudag__file *out)
+{
+    cudag__arena *a = &lw->src->arena;
+    memset(out, 0, sizeof *out);
+    const char *path = join(a, dir, name->str);
+    if (!path || !(out->dir = dir_of(a, path)))
+        return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
+    char rbuf[PATH_MAX];
+    out->path = path;
+    out->real = cudag__arena_strdup(a, realpath(path, rbuf) ? rbuf : path);
+    if (!out->real)
+        return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(a, path, name->pos, lw->d, &text, &len);
+    cudag__doc *root = NULL;
+    if (rc == CUDAG_OK)
+        rc = cudag__parse(a, path, text, len, &root, lw->d);
+    out->root = root;
+    return rc;
+}
+
 /* ---- the whole front end ------------------------------------------------ */
 
 static int lower_all(cudag__lower *lw)
@@ -1060,6 +1086,7 @@ static int lower_source(cudag__source *src, const char *const *extra,
     lw.g = g;
     lw.src = src;
     lw.d = d;
+    lw.read_graph = read_graph;
     int rc;
     if (!g || !(g->name = base_name(&g->arena, top->path))) {
         rc = cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, CUDAG__NOPOS,

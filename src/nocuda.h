@@ -292,6 +292,8 @@ typedef CUresult (*PFN_cuGraphAddMemcpyNode_v10000)(
     CUcontext);
 typedef CUresult (*PFN_cuGraphAddChildGraphNode_v10000)(
     CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
+typedef CUresult (*PFN_cuGraphChildGraphNodeGetGraph_v10000)(CUgraphNode,
+                                                             CUgraph *);
 typedef CUresult (*PFN_cuGraphAddEventRecordNode_v11010)(
     CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
 typedef CUresult (*PFN_cuGraphAddEventWaitNode_v11010)(

@@ -966,6 +966,15 @@ static CUresult fk_AddChildGraphNode(CUgraphNode *out, CUgraph g,
     n->child = copy;
     return CUDA_SUCCESS;
 }
+static CUresult fk_ChildGraphGet(CUgraphNode h, CUgraph *out)
+{
+    FAKE_CALL("cuGraphChildGraphNodeGetGraph");
+    const fake_node *n = (const fake_node *)h;
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_GRAPH)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (CUgraph)n->child;
+    return CUDA_SUCCESS;
+}
 /* An event-record or event-wait node; running one counts, in the fake
  * event's first two words, its records and waits. */
 static CUresult fake_add_event_node(CUgraphNode *out, CUgraph g, size_t nd,
@@ -1457,6 +1466,7 @@ static const cudag__drv fake_table = {
     .cuGraphAddMemsetNode = fk_AddMemsetNode,
     .cuGraphAddMemcpyNode = fk_AddMemcpyNode,
     .cuGraphAddChildGraphNode = fk_AddChildGraphNode,
+    .cuGraphChildGraphNodeGetGraph = fk_ChildGraphGet,
     .cuGraphAddEventRecordNode = fk_AddEventRecordNode,
     .cuGraphAddEventWaitNode = fk_AddEventWaitNode,
     .cuGraphAddHostNode = fk_AddHostNode,

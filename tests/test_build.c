@@ -1285,6 +1285,91 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
     return before;
 }
 
+/* Two child-graph nodes from one file (tests/data/inc/child_scale.yaml),
+ * each with its own variables: each scales its half of x into y by its own
+ * factor, as child graphs of the built graph. */
+static const char yaml_child[] =
+    "cudag: 1\n"
+    "modules: {m: k.fatbin}\n"
+    "kernels:\n"
+    "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}}\n"
+    "vars: {H: 256}\n"
+    "buffers:\n"
+    "  x: {type: f32, count: 2*H, init: random}\n"
+    "  y: {type: f32, count: 2*H}\n"
+    "nodes:\n"
+    "  zero: {memset: y, value: 0}\n"
+    "  layer[i in 2]:\n"
+    "    graph: child_scale.yaml\n"
+    "    vars: {OFF: i*H, N: H, A: i + 2}\n"
+    "    after: [zero]\n";
+
+static cudag_graph *child_graph(void)
+{
+    cudag_graph *g = NULL;
+    cudag_error e;
+    cudag_options o = topts(NULL, NULL);
+    ok(tload_opts(yaml_child, tsrc("tests/data/inc/parent.yaml"), &o, &g, &e),
+       &e);
+    return g;
+}
+
+static void exec_runs_child_graphs_from_files(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = child_graph();
+    cudag_error e;
+    cudag_plan_info pi;
+    char *text;
+    ok(cudag_plan(g, &pi, &text, &e), &e);
+    assert_int_equal(pi.child_nodes, 2);
+    assert_int_equal(pi.nodes, 5);
+    tassert_contains(text, "runs once, as a child graph, from "
+                           "'child_scale.yaml'", __FILE__, __LINE__);
+    tassert_contains(text, "layer[1].s", __FILE__, __LINE__);
+    cudag_free(text);
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    static float xs[512], ys[512];
+    for (int i = 0; i < 512; i++)
+        ys[i] = -1.0f;
+    ok(cudag_exec_write(x, "y", ys, sizeof ys, &e), &e);
+    ok(cudag_exec_launch(x, 1, &e), &e);
+    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    for (int i = 0; i < 512; i++)
+        assert_true(ys[i] == (i < 256 ? 2.0f : 3.0f) * xs[i]);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+    /* Every driver call the child nodes add can fail: reported with its
+     * name, nothing left behind. */
+    for (long n = 1;; n++) {
+        fake_reset();
+        g = child_graph();
+        fake_fail_at(n);
+        int rc = cudag_instantiate(g, NULL, &x, &e);
+        bool hit = F.failed != NULL;
+        if (rc == CUDAG_OK)
+            cudag_exec_destroy(x);
+        else
+            assert_non_null(strstr(e.message, F.failed));
+        /* A failed pop leaves the context pushed (the driver's state). */
+        int live = fake_live();
+        if (hit && strcmp(F.failed, "cuCtxPopCurrent") == 0)
+            live -= F.pushed;
+        if (live != 0)
+            print_error("call %ld (%s) leaked %d\n", n, F.failed, live);
+        assert_int_equal(live, 0);
+        cudag_graph_destroy(g);
+        if (!hit)
+            break;
+        assert_true(n < 10000);
+    }
+    fake_reset();
+}
+
 static void exec_survives_every_driver_failure(void **state)
 {
     (void)state;
@@ -1382,6 +1467,7 @@ int main(void)
         cmocka_unit_test(build_memset_and_memcpy_parameters),
         cmocka_unit_test(exec_initialises_buffers_as_declared),
         cmocka_unit_test(exec_checks_free_memory_before_allocating),
+        cmocka_unit_test(exec_runs_child_graphs_from_files),
         cmocka_unit_test(exec_checks_code_against_signatures),
         cmocka_unit_test(exec_raises_shared_memory_and_refuses_too_much),
         cmocka_unit_test(exec_instantiate_failure_names_the_node),

@@ -192,7 +192,7 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
     tassert_contains(text,
                      "nodes: 5 (1 kernel, 0 memset, 0 memcpy, 0 conditional, "
                      "0 gemm, 1 capture, 1 event_record, 1 event_wait, 1 "
-                     "host)\n",
+                     "host, 0 graph)\n",
                      __FILE__, __LINE__);
     assert_int_equal(pi.capture_nodes + pi.event_record_nodes +
                          pi.event_wait_nodes + pi.host_nodes,
@@ -214,7 +214,7 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
     ok(cudag_plan(g, NULL, &text, &e), &e);
     tassert_contains(text,
                      "nodes: 0 (0 kernel, 0 memset, 0 memcpy, 0 conditional, "
-                     "0 gemm)\n",
+                     "0 gemm, 0 graph)\n",
                      __FILE__, __LINE__);
     cudag_free(text);
     cudag_graph_destroy(g);
@@ -332,7 +332,7 @@ static void capture_builder_refuses_what_it_can_see(void **state)
                      CUDAG_EKEY);
     assert_diag_contains(&td, "t.yaml:3:16: error: node 'c.capture' must be "
                               "a mapping (a kernel, memset, memcpy, while, "
-                              "if, switch or gemm node, or a group of "
+                              "if, switch, gemm or graph node, or a group of "
                               "nodes), not a scalar");
 }
 

@@ -239,7 +239,7 @@ static void cli_plan_text(void **state)
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "graph: fork_join\n"));
     assert_non_null(strstr(r->out, "nodes: 5 (5 kernel, 0 memset, 0 memcpy, "
-                                   "0 conditional, 0 gemm)\n"));
+                                   "0 conditional, 0 gemm, 0 graph)\n"));
     assert_non_null(strstr(r->out, "depth: 3\n"));
     assert_non_null(strstr(r->out, "width: 3\n"));
     assert_non_null(strstr(r->out, "level 0: times2 times3 times4\n"));

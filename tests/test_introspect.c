@@ -136,9 +136,10 @@ static void introspect_kind_names(void **state)
     assert_string_equal(cudag_node_kind_name(CUDAG_NODE_CONDITIONAL),
                         "conditional");
     assert_null(
-        cudag_node_kind_name((cudag_node_kind)(CUDAG_NODE_HOST + 1)));
+        cudag_node_kind_name((cudag_node_kind)(CUDAG_NODE_CHILD + 1)));
     assert_string_equal(cudag_node_kind_name(CUDAG_NODE_GEMM), "gemm");
     assert_string_equal(cudag_node_kind_name(CUDAG_NODE_HOST), "host");
+    assert_string_equal(cudag_node_kind_name(CUDAG_NODE_CHILD), "graph");
     cudag_graph_destroy(g);
 }
 

@@ -11,7 +11,7 @@ static void kind_table_is_indexed_by_kind(void **state)
     (void)state;
     size_t n;
     const cudag__kind_ops *const *kinds = cudag__kinds(&n);
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(kinds[i]->kind, (int)i);
         assert_ptr_equal(cudag__kind((cudag_node_kind)i), kinds[i]);
@@ -27,6 +27,7 @@ static void kind_table_is_indexed_by_kind(void **state)
     assert_string_equal(kinds[CUDAG_NODE_EVENT_RECORD]->name, "event_record");
     assert_string_equal(kinds[CUDAG_NODE_EVENT_WAIT]->name, "event_wait");
     assert_string_equal(kinds[CUDAG_NODE_HOST]->name, "host");
+    assert_string_equal(kinds[CUDAG_NODE_CHILD]->name, "graph");
     assert_null(cudag__kind((cudag_node_kind)n));
     assert_null(cudag__kind((cudag_node_kind)-1));
     assert_string_equal(cudag__node_kind_name((cudag_node_kind)99), "kernel");
@@ -78,7 +79,7 @@ static void kind_only_kernels_end_pdl_edges(void **state)
 {
     (void)state;
     assert_true(cudag__kind(CUDAG_NODE_KERNEL)->pdl_end);
-    for (int k = CUDAG_NODE_MEMSET; k <= CUDAG_NODE_HOST; k++)
+    for (int k = CUDAG_NODE_MEMSET; k <= CUDAG_NODE_CHILD; k++)
         assert_false(cudag__kind((cudag_node_kind)k)->pdl_end);
 }
 

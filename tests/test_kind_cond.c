@@ -691,7 +691,7 @@ static void cond_dot_and_plan_show_bodies(void **state)
     assert_int_equal(pi.depth, 3);
     assert_string_equal(plan,
                         "graph: t\n"
-                        "nodes: 5 (2 kernel, 2 memset, 0 memcpy, 1 conditional, 0 gemm)\n"
+                        "nodes: 5 (2 kernel, 2 memset, 0 memcpy, 1 conditional, 0 gemm, 0 graph)\n"
                         "edges: 3 (2 full, 1 programmatic, 0 launch_order)\n"
                         "depth: 3\n"
                         "width: 1\n"

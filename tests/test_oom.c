@@ -633,6 +633,9 @@ static void oom_error_paths_leak_nothing(void **state)
         "tests/data/bad/edge_list_unknown.yaml",
         "tests/data/bad/define_unknown.yaml",
         "tests/data/bad/include_cycle.yaml",
+        "tests/data/bad/child_cycle.yaml",
+        "tests/data/bad/child_error_position.yaml",
+        "tests/data/bad/child_unknown_var.yaml",
         "tests/data/bad/warning_unused_werror.yaml",
     };
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {

@@ -105,7 +105,7 @@ static void plan_of_chain(void **state)
     assert_int_equal(pi.width, 1);
     assert_int_equal(pi.buffer_bytes, 0);
     expect_text(text, "graph: g\n"
-                      "nodes: 5 (5 kernel, 0 memset, 0 memcpy, 0 conditional, 0 gemm)\n"
+                      "nodes: 5 (5 kernel, 0 memset, 0 memcpy, 0 conditional, 0 gemm, 0 graph)\n"
                       "edges: 4 (2 full, 2 programmatic, 0 launch_order)\n"
                       "depth: 5\n"
                       "width: 1\n"
@@ -162,7 +162,7 @@ static void plan_of_fork_join(void **state)
     assert_int_equal(pi.buffer_bytes, 4096 + 3 * 1024 * 1024);
     /* Within a level, nodes come in the order they were added. */
     expect_text(text, "graph: g\n"
-                      "nodes: 8 (6 kernel, 1 memset, 1 memcpy, 0 conditional, 0 gemm)\n"
+                      "nodes: 8 (6 kernel, 1 memset, 1 memcpy, 0 conditional, 0 gemm, 0 graph)\n"
                       "edges: 10 (6 full, 0 programmatic, 4 launch_order)\n"
                       "depth: 5\n"
                       "width: 4\n"
@@ -256,7 +256,7 @@ static void plan_of_empty_graph(void **state)
     assert_int_equal(pi.depth, 0);
     assert_int_equal(pi.width, 0);
     expect_text(text, "graph: g\n"
-                      "nodes: 0 (0 kernel, 0 memset, 0 memcpy, 0 conditional, 0 gemm)\n"
+                      "nodes: 0 (0 kernel, 0 memset, 0 memcpy, 0 conditional, 0 gemm, 0 graph)\n"
                       "edges: 0 (0 full, 0 programmatic, 0 launch_order)\n"
                       "depth: 0\n"
                       "width: 0\n"

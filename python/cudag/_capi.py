@@ -108,7 +108,7 @@ class cudag_plan_info(Structure):
         ("bodies", c_size_t),
         ("gemm_nodes", c_size_t), ("capture_nodes", c_size_t),
         ("event_record_nodes", c_size_t), ("event_wait_nodes", c_size_t),
-        ("host_nodes", c_size_t),
+        ("host_nodes", c_size_t), ("child_nodes", c_size_t),
     ]
 
 

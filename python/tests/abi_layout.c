@@ -45,6 +45,7 @@ int main(void)
     AT(cudag_plan_info, gemm_nodes), AT(cudag_plan_info, capture_nodes);
     AT(cudag_plan_info, event_record_nodes);
     AT(cudag_plan_info, event_wait_nodes), AT(cudag_plan_info, host_nodes);
+    AT(cudag_plan_info, child_nodes);
     SIZE(cudag_value);
     AT(cudag_value, type), AT(cudag_value, i), AT(cudag_value, f);
     SIZE(cudag_exec_stats);
