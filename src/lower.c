@@ -719,13 +719,9 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
                 for (uint32_t j = 0; names && j < g->nmodules; j++)
                     names[j] = g->modules[j].name;
                 const char *best = names ? cudag__suggest(mod->str, names, g->nmodules) : NULL;
-                if (best)
-                    cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
-                                "unknown module '%s' (did you mean '%s'?)",
-                                mod->str, best);
-                else
-                    cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
-                                "unknown module '%s'", mod->str);
+                cudag__lerr(lw, CUDAG_EUNKNOWN, mod->pos,
+                            "unknown module '%s'%s%s%s", mod->str,
+                            CUDAG__DYM(best));
                 cudag__free(names);
                 goto bad;
             }
