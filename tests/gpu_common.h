@@ -108,6 +108,22 @@ CUDAG__UNUSED static cudag_exec *gpu_instantiate(const cudag_graph *g,
     return x;
 }
 
+/* The exec of a graph with gemm nodes, or NULL (print the reason and skip)
+ * when cuBLASLt is missing. */
+CUDAG__UNUSED static cudag_exec *gpu_instantiate_gemm(const cudag_graph *g)
+{
+    cudag_exec_options o = gpu_opts(0, NULL);
+    cudag_exec *x = NULL;
+    cudag_error e;
+    int rc = cudag_instantiate(g, &o, &x, &e);
+    if (rc == CUDAG_ENODRIVER && strstr(e.message, "cuBLASLt not found")) {
+        printf("# skipped: %s\n", e.message);
+        return NULL;
+    }
+    gpu_ok(rc, &e, "cudag_instantiate");
+    return x;
+}
+
 /* Host copy of one f32 buffer of an exec. */
 CUDAG__UNUSED static float *gpu_read(cudag_exec *x, const char *b, size_t n)
 {

@@ -14,21 +14,6 @@
 
 /* ---- gemm nodes ------------------------------------------------------------- */
 
-/* The exec for yaml, or NULL (the test skipped) when cuBLASLt is missing. */
-static cudag_exec *gemm_exec(cudag_graph *g)
-{
-    cudag_exec_options o = gpu_opts(0, NULL);
-    cudag_exec *x = NULL;
-    cudag_error e;
-    int rc = cudag_instantiate(g, &o, &x, &e);
-    if (rc == CUDAG_ENODRIVER && strstr(e.message, "cuBLASLt not found")) {
-        printf("# skipped: %s\n", e.message);
-        return NULL;
-    }
-    gpu_ok(rc, &e, "cudag_instantiate");
-    return x;
-}
-
 /* Buffer `name` of x as floats (malloc'd). */
 static float *read_buf(cudag_exec *x, const char *name)
 {
@@ -162,7 +147,7 @@ static void gemm_matches_reference_in_every_form(void **state)
     uint64_t seed = tseed();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cudag_graph *g = gpu_load(cases[i].yaml);
-        cudag_exec *x = gemm_exec(g);
+        cudag_exec *x = gpu_instantiate_gemm(g);
         if (!x) {
             cudag_graph_destroy(g);
             skip();
@@ -189,7 +174,7 @@ static void gemm_follows_rebinds_and_set_var(void **state)
                           1.0, 0.0, CUDAG_EPILOGUE_NONE, 0},
                          1e-5};
     cudag_graph *g = gpu_load(yaml);
-    cudag_exec *x = gemm_exec(g);
+    cudag_exec *x = gpu_instantiate_gemm(g);
     if (!x) {
         cudag_graph_destroy(g);
         skip();
