@@ -137,7 +137,16 @@ enum {
     CUDAG_WERROR = 1u << 2,     /* every warning counts as an error */
     CUDAG_NVTX = 1u << 3,       /* emit NVTX ranges around library stages */
     CUDAG_NO_CHECK = 1u << 4,   /* load only; the caller calls cudag_check() */
-    CUDAG_NO_CACHE = 1u << 5    /* compile source modules without the cache */
+    CUDAG_NO_CACHE = 1u << 5,   /* compile source modules without the cache */
+    /* cudag_exec_options only: instantiate every CUDA graph of the exec for
+     * device launch (CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH).  The host's
+     * launch call then costs a few µs whatever the graph's shape; without
+     * it, a graph of many branches costs the host about 0.3 µs per node per
+     * launch, and the GPU waits for it.  Instantiate takes longer (up to 5×
+     * for a 10 000-node tree).  The driver accepts only kernel, memset,
+     * memcpy and child-graph nodes in such a graph: instantiating one with
+     * another kind fails with CUDAG_ECUDA naming the node. */
+    CUDAG_DEVICE_LAUNCH = 1u << 6
 };
 
 /*

@@ -446,11 +446,28 @@ static const char *instantiate_result(CUgraphInstantiateResult r)
     }
 }
 
+cuuint64_t cudag__instantiate_flags(const cudag_exec *x)
+{
+    return x->flags & CUDAG_DEVICE_LAUNCH
+               ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+               : 0;
+}
+
+const char *cudag__instantiate_hint(const cudag_exec *x)
+{
+    return x->flags & CUDAG_DEVICE_LAUNCH
+               ? "; a graph instantiated for device launch "
+                 "(CUDAG_DEVICE_LAUNCH) may hold only kernel, memset, memcpy "
+                 "and child-graph nodes"
+               : "";
+}
+
 static int instantiate(cudag_exec *x, cudag_error *err)
 {
     const cudag__drv *d = x->gpu.drv;
     CUDA_GRAPH_INSTANTIATE_PARAMS p;
     memset(&p, 0, sizeof p);
+    p.flags = cudag__instantiate_flags(x);
     CUgraphExec ge = NULL;
     CUresult r = d->cuGraphInstantiateWithParams(&ge, x->built.graph, &p);
     if (r != CUDA_SUCCESS || p.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
@@ -464,12 +481,14 @@ static int instantiate(cudag_exec *x, cudag_error *err)
         if (n != CUDAG__NONE)
             return cudag__cu_fail(err, d, r, cudag__tree_node(x->g, n)->pos,
                                   "cuGraphInstantiateWithParams failed (%s) at "
-                                  "node '%s'",
+                                  "node '%s'%s",
                                   instantiate_result(p.result_out),
-                                  cudag__tree_node(x->g, n)->name);
+                                  cudag__tree_node(x->g, n)->name,
+                                  cudag__instantiate_hint(x));
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                              "cuGraphInstantiateWithParams failed (%s)",
-                              instantiate_result(p.result_out));
+                              "cuGraphInstantiateWithParams failed (%s)%s",
+                              instantiate_result(p.result_out),
+                              cudag__instantiate_hint(x));
     }
     x->gexec = ge;
     if ((r = d->cuGraphUpload(ge, x->gpu.stream)) != CUDA_SUCCESS)

@@ -50,6 +50,11 @@ void cudag__exec_leave(const cudag_exec *x);
  * naming fn), and enters its context (cudag__exec_leave undoes it). */
 int cudag__exec_begin(const cudag_exec *x, const char *fn, cudag_error *err);
 
+/* The flags every CUDA graph of x is instantiated with (device launch, as
+ * x's flags ask), and what to add to an instantiate failure's message. */
+cuuint64_t cudag__instantiate_flags(const cudag_exec *x);
+const char *cudag__instantiate_hint(const cudag_exec *x);
+
 /* With CUDAG_NVTX in flags, opens / closes an NVTX range named
  * "cudag GRAPH: STAGE"; otherwise (or built without NVTX) nothing. */
 void cudag__nvtx_push(unsigned flags, const char *graph, const char *stage);

@@ -95,7 +95,7 @@ static int make_variant(cudag_exec *x, cudag_replay how, cudag_error *err)
     CUDA_GRAPH_INSTANTIATE_PARAMS ip;
     memset(&ip, 0, sizeof ip);
     ip.hUploadStream = x->gpu.stream;
-    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | cudag__instantiate_flags(x);
     CUresult r = d->cuGraphInstantiateWithParams(&v->gexec, v->built.graph, &ip);
     if (r == CUDA_SUCCESS && ip.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
         /* Not documented to happen; never keep a half-made graph. */
@@ -106,8 +106,9 @@ static int make_variant(cudag_exec *x, cudag_replay how, cudag_error *err)
         v->gexec = NULL;
         cudag__built_free(&x->gpu, &v->built);
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                              "cuGraphInstantiateWithParams (%s, graph '%s')",
-                              ways[how].name, x->g->name);
+                              "cuGraphInstantiateWithParams (%s, graph '%s')%s",
+                              ways[how].name, x->g->name,
+                              cudag__instantiate_hint(x));
     }
     return CUDAG_OK;
 }

@@ -99,6 +99,7 @@ typedef struct fake_state {
     int pushed;                 /* context stack depth */
     int retained;               /* primary context references */
     int instantiate_fail_node;  /* ≥ 0: instantiation fails there */
+    unsigned long long instantiate_flags;   /* of the last instantiation */
     void *objs[FAKE_MAXOBJ];    /* every live object */
     int nobjs;
     fake_graph *last_graph;     /* the graph last instantiated */
@@ -1066,6 +1067,7 @@ static CUresult fk_Instantiate(CUgraphExec *out, CUgraph hg,
                                CUDA_GRAPH_INSTANTIATE_PARAMS *p)
 {
     FAKE_CALL("cuGraphInstantiateWithParams");
+    F.instantiate_flags = p->flags;
     fake_graph *g = (fake_graph *)hg;
     if (F.instantiate_fail_node >= 0 && F.instantiate_fail_node < g->nnodes) {
         p->hErrNode_out = (CUgraphNode)g->nodes[F.instantiate_fail_node];

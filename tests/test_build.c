@@ -624,6 +624,44 @@ static void exec_instantiate_failure_names_the_node(void **state)
     cudag_graph_destroy(g);
 }
 
+/* CUDAG_DEVICE_LAUNCH reaches every instantiation of the exec (its own
+ * graph and the graphs cudag_exec_prepare makes), and only with the flag;
+ * a refused instantiation says what such a graph may hold. */
+static void device_launch_reaches_every_instantiation(void **state)
+{
+    (void)state;
+    for (int with = 0; with < 2; with++) {
+        fake_reset();
+        cudag_graph *g = compute_graph();
+        cudag_exec_options o = xopts(NULL, with ? CUDAG_DEVICE_LAUNCH : 0);
+        cudag_exec *x;
+        cudag_error e;
+        F.instantiate_flags = 99;
+        ok(cudag_instantiate(g, &o, &x, &e), &e);
+        assert_int_equal(F.instantiate_flags,
+                         with ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH : 0);
+        for (int how = CUDAG_REPLAY_GRAPH_FULL; how < CUDAG_REPLAY_COUNT_;
+             how++) {
+            if (how == CUDAG_REPLAY_GRAPH)
+                continue;       /* the exec's own graph, checked above */
+            F.instantiate_flags = 99;
+            ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+            assert_int_equal(F.instantiate_flags,
+                             CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+                                 (with ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+                                       : 0));
+        }
+        cudag_exec_destroy(x);
+        F.instantiate_fail_node = 1;
+        assert_int_equal(cudag_instantiate(g, &o, &x, &e), CUDAG_ECUDA);
+        assert_true((strstr(e.message, "may hold only kernel, memset, memcpy "
+                                       "and child-graph nodes") != NULL) ==
+                    (with != 0));
+        assert_int_equal(fake_live(), 0);
+        cudag_graph_destroy(g);
+    }
+}
+
 static void exec_refuses_unchecked_graphs_and_bad_devices(void **state)
 {
     (void)state;
@@ -1471,6 +1509,7 @@ int main(void)
         cmocka_unit_test(exec_checks_code_against_signatures),
         cmocka_unit_test(exec_raises_shared_memory_and_refuses_too_much),
         cmocka_unit_test(exec_instantiate_failure_names_the_node),
+        cmocka_unit_test(device_launch_reaches_every_instantiation),
         cmocka_unit_test(exec_refuses_unchecked_graphs_and_bad_devices),
         cmocka_unit_test(exec_replays_and_updates_arguments_and_buffers),
         cmocka_unit_test(exec_set_var_updates_or_explains),

@@ -1,10 +1,14 @@
 /* test_gpu_update.c — changing an instantiated graph between replays on the
  * GPU: a scalar argument (cuGraphExecKernelNodeSetParams), buffers rebound to
  * the host program's memory (kernel, memset and memcpy nodes), and variables
- * (cuGraphExecUpdate), shape-preserving or not. */
+ * (cuGraphExecUpdate), shape-preserving or not; each once more with the
+ * graph instantiated for device launch (CUDAG_DEVICE_LAUNCH). */
 #include "gpu_common.h"
 
 #define N 262147
+
+/* The exec flags of the test running: 0, or CUDAG_DEVICE_LAUNCH. */
+static unsigned exec_flags;
 
 static const char yaml[] =
     "cudag: 1\n"
@@ -63,7 +67,7 @@ static void set_arg_changes_the_result(void **state)
 {
     (void)state;
     cudag_graph *g = gpu_load(yaml);
-    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    cudag_exec *x = gpu_instantiate(g, exec_flags, NULL);
     uint64_t seed = tseed();
     cudag_error e;
     run_and_check(x, 2.0f, &seed, "before any update");
@@ -90,7 +94,7 @@ static void rebound_buffers_are_used(void **state)
     (void)state;
     const cudag__drv *d = gpu_drv();
     cudag_graph *g = gpu_load(yaml);
-    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    cudag_exec *x = gpu_instantiate(g, exec_flags, NULL);
     cudag_error e;
     gpu_ok(cudag__exec_enter(x, &e), &e, "enter");
     CUdeviceptr mine[4];
@@ -156,7 +160,7 @@ static void set_var_updates_in_place(void **state)
 {
     (void)state;
     cudag_graph *g = gpu_load(yaml);
-    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    cudag_exec *x = gpu_instantiate(g, exec_flags, NULL);
     uint64_t seed = tseed();
     cudag_error e;
     /* A scalar argument and a grid size: the same topology. */
@@ -186,13 +190,31 @@ static void set_var_updates_in_place(void **state)
     cudag_graph_destroy(g);
 }
 
+static int device_launch(void **state)
+{
+    (void)state;
+    exec_flags = CUDAG_DEVICE_LAUNCH;
+    return 0;
+}
+
+static int host_launch(void **state)
+{
+    (void)state;
+    exec_flags = 0;
+    return 0;
+}
+
+#define BOTH(t)                                                                \
+    cmocka_unit_test_setup_teardown(t, host_launch, host_launch),             \
+        cmocka_unit_test_setup_teardown(t, device_launch, host_launch)
+
 int main(void)
 {
     gpu_require();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(set_arg_changes_the_result),
-        cmocka_unit_test(rebound_buffers_are_used),
-        cmocka_unit_test(set_var_updates_in_place),
+        BOTH(set_arg_changes_the_result),
+        BOTH(rebound_buffers_are_used),
+        BOTH(set_var_updates_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,9 +86,11 @@ class _Options:
             flags=flags)
 
 
-def _flags(strict=False, werror=False, no_pdl=False, nvtx=False) -> int:
+def _flags(strict=False, werror=False, no_pdl=False, nvtx=False,
+           device_launch=False) -> int:
     return ((C.STRICT if strict else 0) | (C.WERROR if werror else 0) |
-            (C.NO_PDL if no_pdl else 0) | (C.NVTX if nvtx else 0))
+            (C.NO_PDL if no_pdl else 0) | (C.NVTX if nvtx else 0) |
+            (C.DEVICE_LAUNCH if device_launch else 0))
 
 
 def load(path, defines: Mapping | None = None, include_dirs: Iterable = (),
@@ -394,7 +396,7 @@ class Graph(Closable):
     def instantiate(self, device: int = 0, stream=None,
                     bind: Mapping | None = None, no_pdl: bool = False,
                     strict: bool = False, werror: bool = False,
-                    nvtx: bool = False) -> Exec:
+                    nvtx: bool = False, device_launch: bool = False) -> Exec:
         """Builds the CUDA graph on CUDA device `device` and instantiates it.
 
         `stream`: where launches go (a torch.cuda.Stream, a cupy Stream,
@@ -402,7 +404,10 @@ class Graph(Closable):
         of the Exec's own.  `bind`: {buffer: array} of the program's GPU
         arrays to use instead of allocating (each checked against the
         buffer's declaration and kept alive).  Bindings stay on the graph
-        for later instantiations, as with cudag_bind_buffer.  Raises
+        for later instantiations, as with cudag_bind_buffer.
+        `device_launch`: instantiate for device launch (CUDAG_DEVICE_LAUNCH),
+        so that a launch costs the host a few µs whatever the graph's shape
+        (kernel, memset, memcpy and child-graph nodes only).  Raises
         cudag.Error; warnings are issued as GraphWarning."""
         h = self._handle()
         s = A.stream_handle(stream)
@@ -419,7 +424,8 @@ class Graph(Closable):
         col = Collector(source=self._source)
         o = C.cudag_exec_options(size=sizeof(C.cudag_exec_options),
                                  device=device, stream=s,
-                                 flags=_flags(strict, werror, no_pdl, nvtx),
+                                 flags=_flags(strict, werror, no_pdl, nvtx,
+                                              device_launch),
                                  diag=col.fn)
         x = c_void_p()
         if lib.cudag_instantiate(h, byref(o), byref(x), byref(err)) != C.OK:

@@ -55,6 +55,7 @@ def fake():
                     "(run through `meson test`)")
     live.restype = ctypes.c_int
     lib.fake_launches.restype = ctypes.c_int
+    lib.fake_instantiate_flags.restype = ctypes.c_ulonglong
     return lib
 
 

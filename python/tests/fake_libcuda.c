@@ -15,6 +15,7 @@
 
 FAKE_EXPORT int fake_objects_live(void);
 FAKE_EXPORT int fake_launches(void);
+FAKE_EXPORT unsigned long long fake_instantiate_flags(void);
 
 /* fake_reset() installs its table through libcudag's test seam; the shared
  * libcudag has no seam: it finds the table through cuGetProcAddress_v2. */
@@ -45,6 +46,12 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 int fake_objects_live(void)
 {
     return fake_live();
+}
+
+/* The flags of the last graph instantiation. */
+unsigned long long fake_instantiate_flags(void)
+{
+    return F.instantiate_flags;
 }
 
 /* The number of graph launches the last instantiated exec has run. */

@@ -193,6 +193,17 @@ def test_stats_and_instantiate_errors(fake):
     g.close()
 
 
+def test_device_launch_reaches_the_driver(fake):
+    g = cudag.loads(YAML)
+    for want, kw in ((0, {}), (4, {"device_launch": True})):
+        with g.instantiate(**kw) as exe:
+            assert fake.fake_instantiate_flags() == want
+            exe.launch()
+            exe.sync()
+            np.testing.assert_array_equal(exe.read("z"), 3 * IOTA)
+    g.close()
+
+
 def test_instantiate_failure_carries_the_position(fake, tmp_path):
     text = YAML.replace("include: cudag_kernels.yaml",
                         "modules: { m: missing/k.fatbin }\n"

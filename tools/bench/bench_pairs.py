@@ -13,8 +13,10 @@ mode 4 (as declared) against `run` and `handbuilt`.  Prints one row per case
 how far apart the two programs that replay the graph alone are: where they
 differ by more than the limit themselves (graphs with many branches, whose
 replay time changes from one process to the next), one process per program
-cannot resolve the pair.  Exits 0 either way: this is a measurement, not a
-test.
+cannot resolve the pair.  The last column is `cudag run`'s host time to
+issue one replay; where it is as long as the replay, the host's launch call
+bounds it (the case is marked "host-bound").  Exits 0 either way: this is a
+measurement, not a test.
 """
 import argparse
 import json
@@ -53,6 +55,17 @@ def rows(path):
             yield r
 
 
+def launch(r):
+    """`cudag run`'s host time to issue one replay (µs), or None."""
+    v = r.get("run")
+    return v.get("launch_host_us") if isinstance(v, dict) else None
+
+
+def host_bound(r):
+    lu, rm = launch(r), alone(r, "run")
+    return lu is not None and rm is not None and lu >= 0.8 * rm
+
+
 def fmt(v):
     return "—" if v is None else ("%.1f" % v if v < 10000 else "%.0f" % v)
 
@@ -66,11 +79,12 @@ def main():
     flags, compared, unresolved = [], 0, 0
     heads = [c for c, _, _ in COLUMNS]
     if a.markdown:
-        print("| case | nodes | " + " | ".join(heads) + " | worst pair |")
-        print("|---" * (len(heads) + 3) + "|")
+        print("| case | nodes | " + " | ".join(heads)
+              + " | worst pair | launch (host) |")
+        print("|---" * (len(heads) + 4) + "|")
     else:
         print("%-28s %7s " % ("case", "nodes") + " ".join("%13s" % h for h in heads)
-              + "  worst pair")
+              + "  worst pair  launch (host)")
     for r in rows(a.results):
         if all(alone(r, k) is None for k in PEER):
             continue            # a case with nothing replayed alone
@@ -88,6 +102,8 @@ def main():
             if abs(d) > a.limit:
                 line = ("FLAG %s: %s %.1f µs vs %s %.1f µs (%+.1f %%)"
                         % (r["case"], mname, b, kname, o, d))
+                if host_bound(r):
+                    line += "; host-bound"
                 p = alone(r, PEER[key])
                 if p:
                     spread = 100.0 * (max(o, p) / min(o, p) - 1)
@@ -96,12 +112,15 @@ def main():
                     unresolved += spread > a.limit
                 flags.append(line)
         w = "—" if worst is None else "%+.1f %%" % worst
+        lu = fmt(launch(r)) + (" host-bound" if host_bound(r) else "")
         if a.markdown:
-            print("| %s | %d | %s | %s |" % (r["case"], r["cudag"]["nodes"],
-                                             " | ".join(fmt(v) for v in vals), w))
+            print("| %s | %d | %s | %s | %s |" % (
+                r["case"], r["cudag"]["nodes"],
+                " | ".join(fmt(v) for v in vals), w, lu))
         else:
             print("%-28s %7d " % (r["case"], r["cudag"]["nodes"])
-                  + " ".join("%13s" % fmt(v) for v in vals) + "  " + w)
+                  + " ".join("%13s" % fmt(v) for v in vals) + "  " + w
+                  + "  " + lu)
     for f in flags:
         print(f)
     print("pairs compared: %d; more than %g %% apart: %d%s"

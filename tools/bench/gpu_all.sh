@@ -16,7 +16,9 @@
 #               --no-pdl, tools/bench/handbuilt with and without it, each in its
 #               own process), compared pair by pair by tools/bench/bench_pairs.py:
 #               a FLAG line for each pair more than 3 % apart; then the
-#               decode chains
+#               decode chains.  BENCH_ONLY=REGEX keeps the cases whose name
+#               matches; cases ending in _dl are replayed with
+#               --device-launch by every program
 #     decode    cudag bench on the kernel-library graphs only
 #     hostload  the host-time targets: 10 000-node graphs (and 1 000, 100 000)
 #               written node by node and with repetition, every stage the
@@ -153,9 +155,16 @@ EOF
         mkdir -p $G
         fat=$CUDAG_KERNELS_DIR/cudag_kernels.fatbin
         H=$b/tools/handbuilt
+        # A tree or a random DAG replayed as is waits for the host: the
+        # driver's launch call costs ~0.3 µs per node, and that time moves
+        # between two levels from one second to the next in every program.
+        # Their _dl cases replay the same graphs instantiated for device
+        # launch (--device-launch in every program), where it does not.
+        dl=""
         one() { # name N shape kernel [gen options]: cudag bench, then alone
             local name=$1 n=$2 shape=$3 kern=$4
             shift 4
+            [ -n "${BENCH_ONLY:-}" ] && ! [[ $name =~ $BENCH_ONLY ]] && return
             over_budget "bench $name" && return
             local iters=$((500000 / (n + 1000)))
             [ $iters -gt 200 ] && iters=200
@@ -170,11 +179,11 @@ EOF
             # shellcheck disable=SC2086
             {
                 echo "{\"case\": \"$name\""
-                echo ", \"cudag\": $(json $C bench --json $it --host-repeats $reps $G/$name.yaml)"
-                echo ", \"run_nopdl\": $(json $C run --json --no-pdl $it $G/$name.yaml)"
-                echo ", \"run\": $(json $C run --json $it $G/$name.yaml)"
-                echo ", \"handbuilt_nopdl\": $(json $H $G/$name.topo "$fat" --no-pdl $it --repeats $reps)"
-                echo ", \"handbuilt\": $(json $H $G/$name.topo "$fat" $it --repeats $reps)}"
+                echo ", \"cudag\": $(json $C bench --json $dl $it --host-repeats $reps $G/$name.yaml)"
+                echo ", \"run_nopdl\": $(json $C run --json --no-pdl $dl $it $G/$name.yaml)"
+                echo ", \"run\": $(json $C run --json $dl $it $G/$name.yaml)"
+                echo ", \"handbuilt_nopdl\": $(json $H $G/$name.topo "$fat" --no-pdl $dl $it --repeats $reps)"
+                echo ", \"handbuilt\": $(json $H $G/$name.topo "$fat" $dl $it --repeats $reps)}"
             } | tr -d '\n' >>"$out/bench.jsonl"
             echo >>"$out/bench.jsonl"
         }
@@ -193,6 +202,13 @@ EOF
         one chain_lib_1000 1000 chain lib
         one chain_tiny_100000 100000 chain tiny
         one random_tiny_100000 100000 random tiny
+        dl=--device-launch
+        for n in 100 1000 10000; do
+            one random_tiny_${n}_dl $n random tiny
+            one tree_tiny_${n}_dl $n tree tiny
+        done
+        one chain_tiny_10000_dl 10000 chain tiny
+        dl=""
         python3 tools/bench/bench_pairs.py "$out/bench.jsonl" | tee -a "$summary"
         decode_benches
         ;;

@@ -6,6 +6,10 @@
  * replays it.
  *
  *   handbuilt FILE.topo FATBIN [--iters N] [--warmup N] [--repeats N] [--no-pdl]
+ *             [--device-launch]
+ *
+ * --device-launch instantiates with CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+ * (what `cudag run --device-launch` does).
  *
  * Prints one JSON object: host times of build and instantiate (medians over
  * --repeats builds; the first one's too), and the
@@ -101,7 +105,7 @@ static int cmpf(const void *a, const void *b)
 /* What the command line asks for. */
 typedef struct opts {
     const char *topo, *fatbin;
-    int iters, warmup, pdl, repeats;
+    int iters, warmup, pdl, repeats, device_launch;
 } opts;
 
 /* The topology file: n nodes all launching kernel kname on a gx x bx grid
@@ -125,6 +129,7 @@ typedef struct setup {
     CUdeviceptr buf;
     CUstream s;
     void *params[4];
+    unsigned long long inst_flags;
 } setup;
 
 /* Returns 0, or 2 (the exit status) after printing the usage. */
@@ -132,11 +137,13 @@ static int parse_args(int argc, char **argv, opts *o)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: handbuilt FILE.topo FATBIN [--iters N] "
-                        "[--warmup N] [--repeats N] [--no-pdl]\n");
+                        "[--warmup N] [--repeats N] [--no-pdl] "
+                        "[--device-launch]\n");
         return 2;
     }
     o->topo = argv[1], o->fatbin = argv[2];
     o->iters = 200, o->warmup = 20, o->pdl = 1, o->repeats = 1;
+    o->device_launch = 0;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
             o->iters = atoi(argv[++i]);
@@ -146,6 +153,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->repeats = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-pdl") == 0)
             o->pdl = 0;
+        else if (strcmp(argv[i], "--device-launch") == 0)
+            o->device_launch = 1;
     }
     if (o->iters < 1)
         o->iters = 1;
@@ -285,7 +294,7 @@ static void build_graph(const topo *t, const setup *d, CUgraphNode *nodes,
         CK(p_cuGraphAddDependencies(*g, &nodes[t->eu[i]], &nodes[t->ev[i]], &ed, 1));
     }
     double t1 = now_ms();
-    CK(p_cuGraphInstantiateWithFlags(x, *g, 0));
+    CK(p_cuGraphInstantiateWithFlags(x, *g, d->inst_flags));
     CK(p_cuGraphUpload(*x, d->s));
     CK(p_cuStreamSynchronize(d->s));
     *build_ms = t1 - t0;
@@ -328,6 +337,8 @@ int main(int argc, char **argv)
         return rc;
     setup d;
     open_device(&t, o.fatbin, &d);
+    d.inst_flags =
+        o.device_launch ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH : 0;
 
     /* One-shot host timings move by 10-20 % from call to call: build and
      * instantiate the graph --repeats times and report the medians.  The
@@ -356,11 +367,13 @@ int main(int argc, char **argv)
     float *ms = malloc((size_t)o.iters * sizeof *ms);
     time_replays(x, d.s, o.warmup, o.iters, ms);
     printf("{\"tool\": \"handbuilt\", \"nodes\": %d, \"edges\": %zu, \"pdl\": %d, "
+           "\"device_launch\": %d, "
            "\"build_ms\": %.4f, \"instantiate_ms\": %.4f, \"repeats\": %d, "
            "\"first_build_ms\": %.4f, \"first_instantiate_ms\": %.4f, "
            "\"replay_us\": {\"median\": %.3f, "
            "\"p10\": %.3f, \"p90\": %.3f, \"min\": %.3f}, \"iters\": %d}\n",
-           t.n, t.ne, o.pdl, tb[o.repeats / 2], ti[o.repeats / 2], o.repeats,
+           t.n, t.ne, o.pdl, o.device_launch, tb[o.repeats / 2],
+           ti[o.repeats / 2], o.repeats,
            first_build, first_inst, ms[o.iters / 2] * 1e3, ms[o.iters / 10] * 1e3,
            ms[o.iters * 9 / 10] * 1e3, ms[0] * 1e3, o.iters);
     CK(p_cuGraphExecDestroy(x));

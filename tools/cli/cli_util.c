@@ -20,6 +20,8 @@ const char cli_common_help[] =
 const char cli_gpu_help[] =
     "  --device K        use CUDA device K (default 0)\n"
     "  --no-pdl          build programmatic edges as full edges\n"
+    "  --device-launch   instantiate for device launch: one launch costs the\n"
+    "                    host a few us whatever the graph's shape\n"
     "  --no-cache        compile CUDA source modules without the compile cache\n"
     "  --strict          an unsafe programmatic edge is an error, not a warning\n"
     "  --nvtx            NVTX ranges around each stage and replay\n";
@@ -72,7 +74,8 @@ bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
 /* The options that only change how a graph is built and run. */
 static bool gpu_option(const char *a)
 {
-    static const char *const names[] = {"--device", "--no-pdl", "--no-cache",
+    static const char *const names[] = {"--device",        "--no-pdl",
+                                        "--device-launch", "--no-cache",
                                         "--strict", "--nvtx"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(a, names[i]) == 0)
@@ -126,6 +129,8 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
         c->flags |= CUDAG_WERROR;
     } else if (strcmp(a, "--no-pdl") == 0) {
         c->flags |= CUDAG_NO_PDL;
+    } else if (strcmp(a, "--device-launch") == 0) {
+        c->flags |= CUDAG_DEVICE_LAUNCH;
     } else if (strcmp(a, "--no-cache") == 0) {
         c->flags |= CUDAG_NO_CACHE;
     } else if (strcmp(a, "--strict") == 0) {

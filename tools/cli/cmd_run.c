@@ -1,6 +1,7 @@
 /* cmd_run.c — `cudag run`: load a graph, instantiate it on a GPU, replay it
  * back to back with a CUDA event between replays, and print the replay
- * times, the host stage times and a checksum of every buffer. */
+ * times, the host's time to issue one replay, the host stage times and a
+ * checksum of every buffer. */
 #include "cli.h"
 
 #include <errno.h>
@@ -21,6 +22,14 @@ typedef struct run_opts {
     dump dumps[CLI_MAX_LIST];
     size_t ndumps;
 } run_opts;
+
+/* What was timed: the replays (sorted, ms), loading, and the host's time
+ * to issue one replay (median over the warm-up, µs; < 0 without one). */
+typedef struct measured {
+    const float *t;
+    uint64_t parse_ns;
+    double launch_us;
+} measured;
 
 /* What one buffer looked like after the replays. */
 typedef struct summary {
@@ -225,9 +234,10 @@ static int summarise(cli *c, cudag_exec *x, const cudag_graph *g, size_t b,
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
 static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
-                       const run_opts *o, const float *t, uint64_t parse_ns,
-                       const summary *s, size_t ns)
+                       const run_opts *o, const measured *m, const summary *s,
+                       size_t ns)
 {
+    const float *t = m->t;
     cudag_exec_stats st;
     cudag_exec_get_stats(x, &st);
     size_t kinds[3] = {0, 0, 0};
@@ -242,7 +252,8 @@ static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
            cudag_graph_edge_count(g), kinds[0], kinds[1], kinds[2]);
     if (st.downgraded_edges)
         printf(", %u built full", st.downgraded_edges);
-    printf(")%s\n", c->flags & CUDAG_NO_PDL ? ", --no-pdl" : "");
+    printf(")%s%s\n", c->flags & CUDAG_NO_PDL ? ", --no-pdl" : "",
+           c->flags & CUDAG_DEVICE_LAUNCH ? ", --device-launch" : "");
     int major = 0, minor = 0;
     (void)cudag_exec_device_cc(x, &major, &minor);  /* x is not NULL */
     printf("device %s (compute %d.%d)\n", cudag_exec_device_name(x), major,
@@ -253,9 +264,21 @@ static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
            n, o->warmup, 1e3 * quantile(t, n, 0.5), 1e3 * t[0],
            1e3 * t[n - 1], 1e3 * quantile(t, n, 0.1),
            1e3 * quantile(t, n, 0.9));
+    if (m->launch_us >= 0) {
+        printf("launch (us, host time to issue one replay, median of the "
+               "warm-up): %.2f",
+               m->launch_us);
+        /* The GPU then waits for the host: a faster GPU path changes
+         * nothing (docs/benchmarks.md, "When the host bounds a replay"). */
+        if (m->launch_us >= 0.8 * 1e3 * quantile(t, n, 0.5))
+            printf(" -- the host's launch call bounds the replay%s",
+                   c->flags & CUDAG_DEVICE_LAUNCH ? ""
+                                                  : " (try --device-launch)");
+        printf("\n");
+    }
     printf("host (ms): parse+check %.3f  driver %.3f  load %.3f  alloc %.3f  "
            "build %.3f  instantiate %.3f\n",
-           ms(parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
+           ms(m->parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
            ms(st.build_ns), ms(st.instantiate_ns));
     for (size_t i = 0; i < ns; i++) {
         if (!s[i].ok)
@@ -279,9 +302,10 @@ static void json_num(double v)
 }
 
 static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
-                       const run_opts *o, const float *t, uint64_t parse_ns,
-                       const summary *s, size_t ns)
+                       const run_opts *o, const measured *m, const summary *s,
+                       size_t ns)
 {
+    const float *t = m->t;
     cudag_exec_stats st;
     cudag_exec_get_stats(x, &st);
     unsigned long n = o->iters;
@@ -294,10 +318,12 @@ static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
     int major = 0, minor = 0;
     (void)cudag_exec_device_cc(x, &major, &minor);  /* x is not NULL */
     printf(", \"compute_capability\": \"%d.%d\", \"nodes\": %zu, \"edges\": "
-           "%zu, \"downgraded_edges\": %u, \"no_pdl\": %s",
+           "%zu, \"downgraded_edges\": %u, \"no_pdl\": %s, "
+           "\"device_launch\": %s",
            major, minor, cudag_graph_node_count(g),
            cudag_graph_edge_count(g), st.downgraded_edges,
-           c->flags & CUDAG_NO_PDL ? "true" : "false");
+           c->flags & CUDAG_NO_PDL ? "true" : "false",
+           c->flags & CUDAG_DEVICE_LAUNCH ? "true" : "false");
     printf(", \"iters\": %lu, \"warmup\": %lu, \"replay_us\": {\"median\": ",
            n, o->warmup);
     json_num(1e3 * quantile(t, n, 0.5));
@@ -309,10 +335,15 @@ static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
     json_num(1e3 * quantile(t, n, 0.1));
     printf(", \"p90\": ");
     json_num(1e3 * quantile(t, n, 0.9));
-    printf("}, \"host_ms\": {\"parse_check\": %.6f, \"driver\": %.6f, "
+    printf("}, \"launch_host_us\": ");
+    if (m->launch_us >= 0)
+        json_num(m->launch_us);
+    else
+        printf("null");
+    printf(", \"host_ms\": {\"parse_check\": %.6f, \"driver\": %.6f, "
            "\"load\": %.6f, \"alloc\": %.6f, \"build\": %.6f, "
            "\"instantiate\": %.6f}, \"buffers\": [",
-           ms(parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
+           ms(m->parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
            ms(st.build_ns), ms(st.instantiate_ns));
     bool sep = false;
     for (size_t i = 0; i < ns; i++) {
@@ -369,6 +400,29 @@ int cmd_run(cli *c, int argc, char **argv)
     return status;
 }
 
+/* The warm-up replays, each issued alone (cudag_exec_replay returns
+ * without waiting) and timed on the host into us[0..warmup), then waited
+ * for: *launch_us is the median time to issue one, left as it was without
+ * a warm-up.  Where it is as long as a replay, the GPU waits for the host,
+ * whose time to issue a graph of many branches grows with its nodes. */
+static int warm_up(cudag_exec *x, float *us, unsigned long warmup,
+                   double *launch_us, cudag_error *err)
+{
+    int rc = CUDAG_OK;
+    for (unsigned long i = 0; i < warmup && rc == CUDAG_OK; i++) {
+        uint64_t t0 = now_ns();
+        rc = cudag_exec_replay(x, CUDAG_REPLAY_GRAPH, 1, err);
+        us[i] = (float)((double)(now_ns() - t0) / 1e3);
+    }
+    if (rc == CUDAG_OK)
+        rc = cudag_exec_sync(x, err);
+    if (rc == CUDAG_OK && warmup) {
+        qsort(us, warmup, sizeof *us, cmp_float);
+        *launch_us = quantile(us, warmup, 0.5);
+    }
+    return rc;
+}
+
 /* Loads, instantiates, replays and reports; returns an exit status. */
 static int run(cli *c, const run_opts *o)
 {
@@ -396,7 +450,7 @@ static int run(cli *c, const run_opts *o)
     eo.diag_user = c;
     cudag_exec *x = NULL;
     cudag_error err;
-    float *t = NULL;
+    float *t = NULL, *w = NULL;
     summary *s = NULL;
     size_t nb = cudag_graph_buffer_count(g);
     unsigned errs = c->nerr;
@@ -410,17 +464,20 @@ static int run(cli *c, const run_opts *o)
         goto out;
     }
     t = malloc(o->iters * sizeof *t);
+    w = malloc((o->warmup ? o->warmup : 1) * sizeof *w);
     s = calloc(nb ? nb : 1, sizeof *s);
-    if (!t || !s) {
+    if (!t || !w || !s) {
         cli_error(c, CUDAG_ENOMEM, "out of memory for %lu replay times",
-                  o->iters);
+                  o->iters + o->warmup);
         status = CLI_ECUDA;
         goto out;
     }
+    measured m = {t, parse_ns, -1};
+    rc = warm_up(x, w, o->warmup, &m.launch_us, &err);
     /* Both counts are at most 10000000 (parse_args). */
-    rc = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH,
-                                      (unsigned)o->warmup, (unsigned)o->iters,
-                                      t, &err);
+    if (rc == CUDAG_OK)
+        rc = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 0,
+                                          (unsigned)o->iters, t, &err);
     if (rc != CUDAG_OK) {
         cli_print_error(c, &err);
         status = cli_status(rc);
@@ -433,11 +490,12 @@ static int run(cli *c, const run_opts *o)
             status = r;
     }
     if (o->json)
-        print_json(c, g, x, o, t, parse_ns, s, nb);
+        print_json(c, g, x, o, &m, s, nb);
     else if (!c->quiet)
-        print_text(c, g, x, o, t, parse_ns, s, nb);
+        print_text(c, g, x, o, &m, s, nb);
 out:
     free(t);
+    free(w);
     free(s);
     cudag_exec_destroy(x);
     cudag_graph_destroy(g);
