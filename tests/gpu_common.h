@@ -71,17 +71,24 @@ CUDAG__UNUSED static const cudag__drv *gpu_drv(void)
     return d;
 }
 
-/* Loads YAML text (includes resolved in the kernels directory). */
-CUDAG__UNUSED static cudag_graph *gpu_load(const char *yaml)
+/* Loads YAML text as the file `name` (relative paths resolved from its
+ * directory, includes in the kernels directory too). */
+CUDAG__UNUSED static cudag_graph *gpu_load_as(const char *yaml,
+                                              const char *name)
 {
     tdiag d;
     cudag_options o = topts(&d, NULL);
     cudag_graph *g = NULL;
     cudag_error e;
-    int rc = cudag_load_string(yaml, strlen(yaml), "gpu.yaml", &o, &g, &e);
+    int rc = cudag_load_string(yaml, strlen(yaml), name, &o, &g, &e);
     if (rc != CUDAG_OK)
-        fail_msg("loading YAML: %s\n%s", cudag_status_name(rc), d.text);
+        fail_msg("loading %s: %s\n%s", name, cudag_status_name(rc), d.text);
     return g;
+}
+
+CUDAG__UNUSED static cudag_graph *gpu_load(const char *yaml)
+{
+    return gpu_load_as(yaml, "gpu.yaml");
 }
 
 CUDAG__UNUSED static cudag_exec_options gpu_opts(unsigned flags, tdiag *d)

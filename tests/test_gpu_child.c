@@ -38,40 +38,15 @@ static const char parent[] =
     "    vars: {OFF: i*N, N: N, A: SCALE + i}\n"
     "    after: [clear, \"layer[i-1]\"]\n";
 
-/* Writes text to dir/name. */
-static void put(const char *dir, const char *name, const char *text)
+/* The parent yaml loaded as DIR/parent.yaml, with `layer` written beside it
+ * as layer.yaml; dir is a fresh directory (trm_tree removes it). */
+static cudag_graph *load_beside(const char *dir, const char *layer,
+                                const char *yaml)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-}
-
-/* The parent loaded from dir (its layer file beside it). */
-static cudag_graph *load_in(const char *dir, const char *yaml)
-{
+    twrite(dir, "layer.yaml", layer);
     char name[4200];
     snprintf(name, sizeof name, "%s/parent.yaml", dir);
-    tdiag d;
-    cudag_options o = topts(&d, NULL);
-    cudag_graph *g = NULL;
-    cudag_error e;
-    int rc = cudag_load_string(yaml, strlen(yaml), name, &o, &g, &e);
-    if (rc != CUDAG_OK)
-        fail_msg("loading %s: %s\n%s", name, cudag_status_name(rc), d.text);
-    return g;
-}
-
-static void remove_dir(char *dir, const char *const *files)
-{
-    char path[4200];
-    for (; *files; files++) {
-        snprintf(path, sizeof path, "%s/%s", dir, *files);
-        (void)unlink(path);
-    }
-    (void)rmdir(dir);
+    return gpu_load_as(yaml, name);
 }
 
 /* One replay on fresh x with y and z poisoned, against the reference:
@@ -108,12 +83,9 @@ static void run_and_check(cudag_exec *x, const float *a, uint64_t *seed,
 
 static void layers_match_the_reference(const char *edge_layer)
 {
-    char dir[] = "/tmp/cudag-child-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    put(dir, "layer.yaml", edge_layer);
-    cudag_graph *g = load_in(dir, parent);
-    const char *files[] = {"layer.yaml", NULL};
-    remove_dir(dir, files); /* the loaded graph holds what it read */
+    const char *dir = tmkdir("child");
+    cudag_graph *g = load_beside(dir, edge_layer, parent);
+    trm_tree(dir); /* the loaded graph holds what it read */
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     uint64_t seed = tseed();
     float a[L] = {2, 3, 4, 5};
@@ -140,10 +112,9 @@ static void layers_with_a_programmatic_edge_inside(void **state)
 static void nodes_inside_copies_are_updated(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/cudag-child-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    put(dir, "layer.yaml", LAYER(": programmatic"));
-    cudag_graph *g = load_in(dir, parent);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tmkdir("child"));
+    cudag_graph *g = load_beside(dir, LAYER(": programmatic"), parent);
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     uint64_t seed = tseed();
     cudag_error e;
@@ -184,8 +155,7 @@ static void nodes_inside_copies_are_updated(void **state)
     run_and_check(x, a, &seed, "SCALE = -3");
     cudag_exec_destroy(x);
     cudag_graph_destroy(g);
-    const char *files[] = {"layer.yaml", NULL};
-    remove_dir(dir, files);
+    trm_tree(dir);
 }
 
 /* A gemm inside the layer file: d_i = a_i·w for each copy, w shared. */
@@ -213,12 +183,9 @@ static void gemm_inside_a_child_graph(void **state)
         "    graph: layer.yaml\n"
         "    vars: {I: i, M: M, K: K, NN: NN}\n"
         "    after: [\"layer[i-1]\"]\n";
-    char dir[] = "/tmp/cudag-child-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    put(dir, "layer.yaml", layer);
-    cudag_graph *g = load_in(dir, top);
-    const char *files[] = {"layer.yaml", NULL};
-    remove_dir(dir, files);
+    const char *dir = tmkdir("child");
+    cudag_graph *g = load_beside(dir, layer, top);
+    trm_tree(dir);
     cudag_exec *x = gpu_instantiate_gemm(g);
     if (!x) {
         cudag_graph_destroy(g);
