@@ -845,6 +845,16 @@ CUDAG_API int cudag_exec_prepare(cudag_exec *x, cudag_replay how,
                                  cudag_error *err);
 
 /*
+ * Releases what cudag_exec_prepare made for every way (the CUDA graphs of
+ * GRAPH_FULL and GRAPH_SERIAL, instantiated, and the edge kinds); a later
+ * replay or timing of such a way makes it again.  The exec's own graph is
+ * untouched.  A program that compared the ways and goes on with the exec
+ * alone gets that memory back.  Errors: CUDAG_EINVAL (NULL exec),
+ * CUDAG_ECUDA (its context could not be made current).
+ */
+CUDAG_API int cudag_exec_release_replays(cudag_exec *x, cudag_error *err);
+
+/*
  * Runs the work `times` times on the exec's stream in the way `how` says,
  * preparing it first if needed (cudag_exec_prepare), and returns without
  * waiting; cudag_exec_sync waits.  CUDAG_REPLAY_GRAPH is cudag_exec_launch.
@@ -868,6 +878,28 @@ CUDAG_API int cudag_exec_replay(cudag_exec *x, cudag_replay how,
 CUDAG_API int cudag_exec_time(cudag_exec *x, cudag_replay how,
                               unsigned warmup, unsigned iters, float *ms,
                               cudag_error *err);
+
+/*
+ * Times replays of `how` as cudag_exec_time does, with each timed replay
+ * held behind a gate until it is queued whole: a host function
+ * (cuLaunchHostFunc) ahead of the first event holds the stream, and the
+ * call opens it once the replay and the second event are queued.  The times
+ * are then the device's alone.  Ungated, a replay whose launch call takes
+ * the host longer than the device takes to run it (a tree or a random DAG of
+ * thousands of nodes: the driver spends about 0.3 µs of CPU per node there)
+ * is timed at the host's pace, which moves with the machine's load; gated,
+ * it is not.  Stream launches lose their launch gaps the same way.  The
+ * driver calls in the timed loop: host function, record, replay, record,
+ * synchronize, elapsed time.  With CUDAG_NVTX the timing is one NVTX range,
+ * "cudag GRAPH: time WAY gated".  Errors as for cudag_exec_time, plus
+ * CUDAG_ELIMIT when the host took over 2 s to queue one replay (the gate
+ * then lets the device start: a replay larger than the driver's launch
+ * queue waits for the device, so it cannot be timed this way); ms is then
+ * partly written.  Every gate is open and the stream idle when it returns.
+ */
+CUDAG_API int cudag_exec_time_gated(cudag_exec *x, cudag_replay how,
+                                    unsigned warmup, unsigned iters,
+                                    float *ms, cudag_error *err);
 
 /*
  * Times back-to-back replays of `how`, what `cudag run` reports: prepares it

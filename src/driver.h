@@ -42,6 +42,7 @@
     X(cuStreamSynchronize, 2000)                                               \
     X(cuStreamBeginCapture, 10010)                                             \
     X(cuStreamEndCapture, 10000)                                               \
+    X(cuLaunchHostFunc, 10000)                                                 \
     X(cuEventCreate, 2000)                                                     \
     X(cuEventRecord, 2000)                                                     \
     X(cuEventSynchronize, 2000)                                                \

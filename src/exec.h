@@ -5,6 +5,8 @@
 
 #include "build.h"
 
+#include <stdatomic.h>
+
 /* One of the other CUDA graphs of an exec's nodes (replay.c): the CUgraph
  * built and its instantiation, both NULL until first asked for. */
 typedef struct cudag__variant {
@@ -39,6 +41,14 @@ struct cudag_exec {
     bool *pdl_in;               /* per node: a programmatic edge ends here */
     cudag__variant full, serial;    /* CUDAG_REPLAY_GRAPH_FULL, _SERIAL */
     CUevent timing[2];          /* cudag_exec_time's, made on first use */
+    /* cudag_exec_time_gated's gate (timing.c): a host function on the
+     * stream waits for `open`, or gives up after limit_ms and sets
+     * gave_up.  The exec outlives every gate it queued: each timing opens
+     * its gate and waits for the stream before it returns. */
+    struct {
+        atomic_int open, gave_up;
+        int limit_ms;
+    } gate;
 };
 
 /* Makes the exec's context current on this thread (push) / undoes it.
@@ -64,6 +74,15 @@ void cudag__nvtx_pop(unsigned flags);
  * it makes it again, from the exec as it is then).  The exec's context is
  * current.  Called by every change to the exec, and by its destruction. */
 void cudag__exec_drop_replays(cudag_exec *x);
+
+/* Checks the arguments of public function fn, enters the exec's context and
+ * prepares `how` (replay.c).  On success the caller leaves the context. */
+int cudag__replay_begin(cudag_exec *x, cudag_replay how, const char *fn,
+                        cudag_error *err);
+
+/* One replay of `how`, prepared, the context current: the driver calls
+ * alone. */
+int cudag__replay_once(cudag_exec *x, cudag_replay how, cudag_error *err);
 
 /* Fills n elements of buffer b's declared initial contents, starting at
  * element `first`, into host memory `out` (n × element size bytes).  Used

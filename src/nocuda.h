@@ -237,6 +237,7 @@ typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream);
 typedef CUresult (*PFN_cuStreamBeginCapture_v10010)(CUstream,
                                                     CUstreamCaptureMode);
 typedef CUresult (*PFN_cuStreamEndCapture_v10000)(CUstream, CUgraph *);
+typedef CUresult (*PFN_cuLaunchHostFunc_v10000)(CUstream, CUhostFn, void *);
 typedef CUresult (*PFN_cuEventCreate_v2000)(CUevent *, unsigned);
 typedef CUresult (*PFN_cuEventRecord_v2000)(CUevent, CUstream);
 typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent);

@@ -1,10 +1,9 @@
 /* replay.c — the other ways to run an exec's work (cudag_replay), to compare
  * them with its own graph: the nodes launched one by one on the stream, with
  * or without programmatic stream serialization, and two more CUDA graphs of
- * the same nodes (every edge full; one chain in topological order); and
- * timing any of them with a pair of CUDA events around each replay or with
- * events between back-to-back replays.  The exec owns what this file makes
- * (exec.h) and drops it when it changes. */
+ * the same nodes (every edge full; one chain in topological order).  timing.c
+ * times them.  The exec owns what this file makes (exec.h) and drops it when
+ * it changes. */
 #include "kind.h"
 
 #include <stdio.h>
@@ -142,8 +141,7 @@ static int prepare(cudag_exec *x, cudag_replay how, cudag_error *err)
     return rc;
 }
 
-/* One replay, prepared, the context current: the driver calls alone. */
-static int replay_once(cudag_exec *x, cudag_replay how, cudag_error *err)
+int cudag__replay_once(cudag_exec *x, cudag_replay how, cudag_error *err)
 {
     const struct way *w = &ways[how];
     const cudag_graph *g = x->g;
@@ -166,9 +164,7 @@ static int replay_once(cudag_exec *x, cudag_replay how, cudag_error *err)
     return CUDAG_OK;
 }
 
-/* Checks the arguments of public function fn, enters the exec's context and
- * prepares `how`.  On success the caller leaves the context. */
-static int begin(cudag_exec *x, cudag_replay how, const char *fn,
+int cudag__replay_begin(cudag_exec *x, cudag_replay how, const char *fn,
                  cudag_error *err)
 {
     int rc = cudag__exec_begin(x, fn, err);
@@ -186,187 +182,31 @@ static int begin(cudag_exec *x, cudag_replay how, const char *fn,
 
 int cudag_exec_prepare(cudag_exec *x, cudag_replay how, cudag_error *err)
 {
-    int rc = begin(x, how, "cudag_exec_prepare", err);
+    int rc = cudag__replay_begin(x, how, "cudag_exec_prepare", err);
     if (rc == CUDAG_OK)
         cudag__exec_leave(x);
     return rc;
 }
 
+int cudag_exec_release_replays(cudag_exec *x, cudag_error *err)
+{
+    int rc = cudag__exec_begin(x, "cudag_exec_release_replays", err);
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__exec_drop_replays(x);
+    cudag__exec_leave(x);
+    return CUDAG_OK;
+}
+
 int cudag_exec_replay(cudag_exec *x, cudag_replay how, unsigned times,
                       cudag_error *err)
 {
-    int rc = begin(x, how, "cudag_exec_replay", err);
+    int rc = cudag__replay_begin(x, how, "cudag_exec_replay", err);
     if (rc != CUDAG_OK)
         return rc;
     for (unsigned i = 0; i < times && rc == CUDAG_OK; i++)
-        rc = replay_once(x, how, err);
+        rc = cudag__replay_once(x, how, err);
     cudag__exec_leave(x);
     return rc;
 }
 
-/* Warm-up replays, then each timed replay between events e[0] and e[1],
- * waited for, its time in ms[i]. */
-static int timed(cudag_exec *x, cudag_replay how, unsigned warmup,
-                 unsigned iters, float *ms, CUevent e[2], cudag_error *err)
-{
-    const cudag__drv *d = x->gpu.drv;
-    CUstream s = x->gpu.stream;
-    int rc = CUDAG_OK;
-    CUresult r;
-    for (unsigned i = 0; i < warmup && rc == CUDAG_OK; i++)
-        rc = replay_once(x, how, err);
-    if (rc == CUDAG_OK && (r = d->cuStreamSynchronize(s)) != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                              "cuStreamSynchronize after the warm-up");
-    for (unsigned i = 0; i < iters && rc == CUDAG_OK; i++) {
-        if ((r = d->cuEventRecord(e[0], s)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
-        if ((rc = replay_once(x, how, err)) != CUDAG_OK)
-            break;
-        if ((r = d->cuEventRecord(e[1], s)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
-        if ((r = d->cuEventSynchronize(e[1])) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                                  "cuEventSynchronize after a replay (a "
-                                  "kernel failed?)");
-        if ((r = d->cuEventElapsedTime(&ms[i], e[0], e[1])) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                                  "cuEventElapsedTime");
-    }
-    return rc;
-}
-
-/* The public checks of both timings and the start of their NVTX range:
- * begin() with ms checked first.  On success the caller pops the range and
- * leaves the context. */
-static int time_begin(cudag_exec *x, cudag_replay how, unsigned iters,
-                      const float *ms, const char *fn, const char *stage,
-                      cudag_error *err)
-{
-    if (x && iters && !ms)
-        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
-                              "%s: ms is NULL", fn);
-    int rc = begin(x, how, fn, err);
-    if (rc != CUDAG_OK)
-        return rc;
-    char name[96];
-    snprintf(name, sizeof name, "time %s%s", ways[how].name, stage);
-    cudag__nvtx_push(x->flags, x->g->name, name);
-    return CUDAG_OK;
-}
-
-static void time_end(cudag_exec *x)
-{
-    cudag__nvtx_pop(x->flags);
-    cudag__exec_leave(x);
-}
-
-int cudag_exec_time(cudag_exec *x, cudag_replay how, unsigned warmup,
-                    unsigned iters, float *ms, cudag_error *err)
-{
-    int rc = time_begin(x, how, iters, ms, "cudag_exec_time", "", err);
-    if (rc != CUDAG_OK)
-        return rc;
-    const cudag__drv *d = x->gpu.drv;
-    /* The exec keeps its two events: made once, destroyed with it. */
-    CUresult r = CUDA_SUCCESS;
-    for (int i = 0; i < 2 && r == CUDA_SUCCESS; i++)
-        if (!x->timing[i] &&
-            (r = d->cuEventCreate(&x->timing[i], CU_EVENT_DEFAULT)) !=
-                CUDA_SUCCESS)
-            x->timing[i] = NULL;
-    if (r != CUDA_SUCCESS)
-        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventCreate");
-    else
-        rc = timed(x, how, warmup, iters, ms, x->timing, err);
-    time_end(x);
-    return rc;
-}
-
-/* The timed part of back-to-back replays, the warm-up waited for: ev[0]
- * before the first replay, ev[i + 1] after replay i, then one wait and the
- * times.  Each replay pushes and pops the context as cudag_exec_replay does,
- * so the figures are those of a program replaying between its own events
- * (and those `cudag run` has always printed). */
-static int back_to_back(cudag_exec *x, cudag_replay how, unsigned iters,
-                        float *ms, const CUevent *ev, cudag_error *err)
-{
-    const cudag__drv *d = x->gpu.drv;
-    CUstream s = x->gpu.stream;
-    CUresult r = d->cuEventRecord(ev[0], s);
-    if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
-    for (unsigned i = 0; i < iters; i++) {
-        int rc = cudag__exec_enter(x, err);
-        if (rc != CUDAG_OK)
-            return rc;
-        rc = replay_once(x, how, err);
-        cudag__exec_leave(x);
-        if (rc != CUDAG_OK)
-            return rc;
-        if ((r = d->cuEventRecord(ev[i + 1], s)) != CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
-    }
-    if ((r = d->cuStreamSynchronize(s)) != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                              "cuStreamSynchronize after the timed replays "
-                              "(a kernel failed?)");
-    for (unsigned i = 0; i < iters; i++)
-        if ((r = d->cuEventElapsedTime(&ms[i], ev[i], ev[i + 1])) !=
-            CUDA_SUCCESS)
-            return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                                  "cuEventElapsedTime");
-    return CUDAG_OK;
-}
-
-/* Warm-up replays and the wait after them, then makes the iters + 1 events
- * in ev, times the replays and destroys every event it made. */
-static int timed_back_to_back(cudag_exec *x, cudag_replay how, unsigned warmup,
-                              unsigned iters, float *ms, CUevent *ev,
-                              cudag_error *err)
-{
-    const cudag__drv *d = x->gpu.drv;
-    int rc = CUDAG_OK;
-    for (unsigned i = 0; i < warmup && rc == CUDAG_OK; i++)
-        rc = replay_once(x, how, err);
-    if (rc != CUDAG_OK)
-        return rc;
-    CUresult r = d->cuStreamSynchronize(x->gpu.stream);
-    if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
-                              "cuStreamSynchronize after the warm-up");
-    if (!iters)
-        return CUDAG_OK;
-    unsigned made = 0;
-    for (; made <= iters; made++)
-        if ((r = d->cuEventCreate(&ev[made], CU_EVENT_DEFAULT)) !=
-            CUDA_SUCCESS)
-            break;
-    if (r != CUDA_SUCCESS)
-        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventCreate");
-    else
-        rc = back_to_back(x, how, iters, ms, ev, err);
-    for (unsigned i = 0; i < made; i++)
-        (void)d->cuEventDestroy(ev[i]);
-    return rc;
-}
-
-int cudag_exec_time_back_to_back(cudag_exec *x, cudag_replay how,
-                                 unsigned warmup, unsigned iters, float *ms,
-                                 cudag_error *err)
-{
-    static const char fn[] = "cudag_exec_time_back_to_back";
-    int rc = time_begin(x, how, iters, ms, fn, " back to back", err);
-    if (rc != CUDAG_OK)
-        return rc;
-    CUevent *ev = cudag__calloc((size_t)iters + 1, sizeof *ev);
-    if (!ev)
-        rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
-                            "%s: out of memory for %llu events", fn,
-                            (unsigned long long)iters + 1);
-    else
-        rc = timed_back_to_back(x, how, warmup, iters, ms, ev, err);
-    cudag__free(ev);
-    time_end(x);
-    return rc;
-}

@@ -130,6 +130,15 @@ typedef struct fake_state {
     int capture_last;           /* the last node recorded, -1 for none */
     CUresult capture_broken;    /* why the capture became invalid, or 0 */
     long captures;              /* captures begun */
+    /* A host function queued on a stream (cuLaunchHostFunc): the fake runs
+     * it when the stream or an event is next waited for, as a device would
+     * reach it only after the host had queued what follows.  With
+     * host_fn_at_once it runs inside the call, before anything after it is
+     * queued. */
+    CUhostFn host_fn;
+    void *host_fn_arg;
+    long host_fns;              /* host functions run */
+    int host_fn_at_once;
 } fake_state;
 
 /* Handles are offset so that 0, an unset parameter, is never one. */
@@ -481,10 +490,32 @@ static CUresult fk_StreamDestroy(CUstream s)
     return fail ? CUDA_ERROR_UNKNOWN
                 : found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
+/* Runs the host function the stream holds, if any. */
+static void fake_run_host_fn(void)
+{
+    CUhostFn fn = F.host_fn;
+    F.host_fn = NULL;
+    if (fn) {
+        F.host_fns++;
+        fn(F.host_fn_arg);
+    }
+}
+static CUresult fk_LaunchHostFunc(CUstream s, CUhostFn fn, void *arg)
+{
+    (void)s;
+    FAKE_CALL("cuLaunchHostFunc");
+    fake_run_host_fn();
+    F.host_fn = fn;
+    F.host_fn_arg = arg;
+    if (F.host_fn_at_once)
+        fake_run_host_fn();
+    return CUDA_SUCCESS;
+}
 static CUresult fk_StreamSynchronize(CUstream s)
 {
     (void)s;
     FAKE_CALL("cuStreamSynchronize");
+    fake_run_host_fn();
     return fake_unsafe_in_capture();
 }
 static CUresult fk_BeginCapture(CUstream s, CUstreamCaptureMode mode)
@@ -541,6 +572,7 @@ static CUresult fk_EventSynchronize(CUevent e)
 {
     (void)e;
     FAKE_CALL("cuEventSynchronize");
+    fake_run_host_fn();
     return CUDA_SUCCESS;
 }
 static CUresult fk_EventElapsedTime(float *ms, CUevent a, CUevent b)
@@ -1439,6 +1471,7 @@ static const cudag__drv fake_table = {
     .cuStreamSynchronize = fk_StreamSynchronize,
     .cuStreamBeginCapture = fk_BeginCapture,
     .cuStreamEndCapture = fk_EndCapture,
+    .cuLaunchHostFunc = fk_LaunchHostFunc,
     .cuEventCreate = fk_EventCreate,
     .cuEventRecord = fk_EventRecord,
     .cuEventSynchronize = fk_EventSynchronize,

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -872,34 +873,42 @@ static void replay_every_way_runs_the_same_work(void **state)
     finish(x, g);
 }
 
-/* Inside the timed loop only the replay's own driver calls and the events':
- * the same calls `cudag bench` has always timed. */
-static void replay_time_makes_only_the_replay_calls(void **state)
+/* Inside the timed loop only the replay's own driver calls and the events'
+ * (the same calls `cudag bench` has always timed); gated, each replay is
+ * queued behind the gate's host function, which holds the stream until the
+ * replay and its second event are queued: the fake runs the host function
+ * only when the stream is waited for, and the gate then finds itself open. */
+static void timed_calls(bool gated)
 {
-    (void)state;
     cudag_graph *g;
     cudag_exec *x = start(&g);
     cudag_error e;
     static const char *const stream[] = {
-        "cuEventRecord", "cuLaunchKernelEx", "cuLaunchKernelEx",
-        "cuMemsetD32Async", "cuMemcpyDtoDAsync", "cuEventRecord",
-        "cuEventSynchronize", "cuEventElapsedTime"};
+        "cuLaunchHostFunc", "cuEventRecord", "cuLaunchKernelEx",
+        "cuLaunchKernelEx", "cuMemsetD32Async", "cuMemcpyDtoDAsync",
+        "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime"};
     static const char *const graph[] = {
-        "cuEventRecord", "cuGraphLaunch", "cuEventRecord",
-        "cuEventSynchronize", "cuEventElapsedTime"};
+        "cuLaunchHostFunc", "cuEventRecord", "cuGraphLaunch",
+        "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime"};
     for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++) {
         ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
         bool by_stream = how <= CUDAG_REPLAY_STREAM_PDL;
-        const char *const *want = by_stream ? stream : graph;
-        int nwant = by_stream ? 8 : 5;
+        /* Ungated, the list without its first call. */
+        const char *const *want = (by_stream ? stream : graph) + !gated;
+        int nwant = (by_stream ? 9 : 6) - !gated;
         float ms[3] = {-1, -1, -1};
+        long runs = F.host_fns;
         F.tracing = 1;
         F.ntrace = 0;
-        ok(cudag_exec_time(x, (cudag_replay)how, 1, 3, ms, &e), &e);
+        ok(gated ? cudag_exec_time_gated(x, (cudag_replay)how, 1, 3, ms, &e)
+                 : cudag_exec_time(x, (cudag_replay)how, 1, 3, ms, &e),
+           &e);
         F.tracing = 0;
+        assert_int_equal(F.host_fns - runs, gated ? 3 : 0);
+        assert_int_equal(x->gate.gave_up, 0);
         /* Push, the exec's two events the first time, one warm-up replay
-         * and a wait; three timed replays; pop. */
-        int at = 1 + (how == 0 ? 2 : 0) + (nwant - 4) + 1;
+         * (never gated) and a wait; three timed replays; pop. */
+        int at = 1 + (how == 0 ? 2 : 0) + (nwant - 4 - gated) + 1;
         assert_int_equal(F.ntrace, at + 3 * nwant + 1);
         assert_string_equal(F.trace[0], "cuCtxPushCurrent");
         assert_string_equal(F.trace[at - 1], "cuStreamSynchronize");
@@ -910,6 +919,85 @@ static void replay_time_makes_only_the_replay_calls(void **state)
         for (int i = 0; i < 3; i++)
             assert_true(ms[i] == 0.01f);
     }
+    finish(x, g);
+}
+
+static void replay_time_makes_only_the_replay_calls(void **state)
+{
+    (void)state;
+    timed_calls(false);
+}
+
+static void replay_time_gated_queues_each_replay_behind_the_gate(void **state)
+{
+    (void)state;
+    timed_calls(true);
+}
+
+/* Releasing the replays gives back every driver object the other ways
+ * made (the exec's own graph stays and still replays), and the next use
+ * makes them again. */
+static void release_replays_gives_back_the_ways(void **state)
+{
+    (void)state;
+    cudag_graph *g;
+    cudag_exec *x = start(&g);
+    cudag_error e;
+    int live = fake_live();
+    for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++)
+        ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+    assert_non_null(x->full.gexec);
+    assert_non_null(x->serial.gexec);
+    assert_true(fake_live() > live);
+    ok(cudag_exec_release_replays(x, &e), &e);
+    assert_int_equal(fake_live(), live);
+    assert_null(x->full.gexec);
+    assert_null(x->serial.gexec);
+    assert_null(x->kinds);
+    ok(cudag_exec_release_replays(x, &e), &e);
+    replay_check(x, CUDAG_REPLAY_GRAPH, 2.0f);
+    replay_check(x, CUDAG_REPLAY_GRAPH_FULL, 2.0f);
+    assert_non_null(x->full.gexec);
+    assert_int_equal(cudag_exec_release_replays(NULL, &e), CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_release_replays: exec is NULL");
+    finish(x, g);
+}
+
+/* A gate that is reached before the host opens it holds the stream until
+ * its limit, then lets the device go and the timing fails: here the fake
+ * runs the host function at once, as a device would when the host's launch
+ * call waits for it (a replay larger than the launch queue). */
+static void replay_time_gated_fails_when_the_gate_gives_up(void **state)
+{
+    (void)state;
+    cudag_graph *g;
+    cudag_exec *x = start(&g);
+    cudag_error e;
+    x->gate.limit_ms = 30;
+    F.host_fn_at_once = 1;
+    float ms[2] = {-1, -1};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e),
+                     CUDAG_ELIMIT);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double held = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                  (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(held >= 30.0);
+    assert_int_equal(F.host_fns, 1);
+    assert_true(ms[0] == -1);
+    assert_string_equal(
+        e.message,
+        "cudag_exec_time_gated: the host took over 30 ms to queue one replay "
+        "of graph as declared (graph 't'), so the gate let the device "
+        "start before it was queued: a replay larger than the driver's "
+        "launch queue waits for the device; time it ungated "
+        "(cudag_exec_time)");
+    /* The exec is as it was: ungated timing and a later gate work. */
+    F.host_fn_at_once = 0;
+    ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e), &e);
+    ok(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e), &e);
+    assert_true(ms[1] == 0.01f);
     finish(x, g);
 }
 
@@ -1055,6 +1143,10 @@ static void replay_refuses_bad_arguments(void **state)
     assert_int_equal(cudag_exec_time(NULL, CUDAG_REPLAY_GRAPH, 0, 1, ms, &e),
                      CUDAG_EINVAL);
     assert_int_equal(cudag_exec_prepare(NULL, CUDAG_REPLAY_GRAPH, &e), CUDAG_EINVAL);
+    assert_int_equal(cudag_exec_time_gated(NULL, CUDAG_REPLAY_GRAPH, 0, 1, ms,
+                                           &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_time_gated: exec is NULL");
     assert_int_equal(cudag_exec_time_back_to_back(NULL, CUDAG_REPLAY_GRAPH, 0,
                                                   1, ms, &e),
                      CUDAG_EINVAL);
@@ -1069,6 +1161,10 @@ static void replay_refuses_bad_arguments(void **state)
                      CUDAG_EINVAL);
     assert_string_equal(e.message, "cudag_exec_time: ms is NULL");
     ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 0, NULL, &e), &e);
+    assert_int_equal(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0, 1, NULL,
+                                           &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_exec_time_gated: ms is NULL");
     assert_int_equal(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_COUNT_, 0, 1,
                                                   ms, &e),
                      CUDAG_EINVAL);
@@ -1280,7 +1376,7 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
     }
     if (x) {
         float ms[2];
-        for (int s = 0; s < 13; s++) {
+        for (int s = 0; s < 15; s++) {
             int r = CUDAG_OK;
             switch (s) {
             case 0: r = cudag_exec_launch(x, 2, &e); break;
@@ -1309,6 +1405,13 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
             case 12:
                 r = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_STREAM_PDL, 1,
                                                  2, ms, &e);
+                break;
+            case 13:
+                r = cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 1, 2, ms, &e);
+                break;
+            case 14:
+                r = cudag_exec_time_gated(x, CUDAG_REPLAY_STREAM_PDL, 1, 2, ms,
+                                          &e);
                 break;
             }
             if (r != CUDAG_OK && *first_rc == CUDAG_OK) {
@@ -1515,6 +1618,9 @@ int main(void)
         cmocka_unit_test(exec_set_var_updates_or_explains),
         cmocka_unit_test(replay_every_way_runs_the_same_work),
         cmocka_unit_test(replay_time_makes_only_the_replay_calls),
+        cmocka_unit_test(replay_time_gated_queues_each_replay_behind_the_gate),
+        cmocka_unit_test(release_replays_gives_back_the_ways),
+        cmocka_unit_test(replay_time_gated_fails_when_the_gate_gives_up),
         cmocka_unit_test(replay_time_back_to_back_makes_the_calls_run_made),
         cmocka_unit_test(exec_reports_the_device_compute_capability),
         cmocka_unit_test(replay_refuses_bad_arguments),

@@ -366,6 +366,7 @@ static void cli_help_lists_each_option_that_applies_once(void **state)
                                          "  --Werror ", "  --max-errors N ",
                                          "  -q, --quiet ", NULL};
     static const char *const gpu[] = {"  --device K ", "  --no-pdl ",
+                                      "  --device-launch ", "  --gate ",
                                       "  --strict ", "  --nvtx ", NULL};
     for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
                                                         "run", "bench", NULL};
@@ -398,14 +399,18 @@ static void cli_help_lists_each_option_that_applies_once(void **state)
     for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
                                                         NULL};
          *cmd; cmd++) {
-        r = RUN(*cmd, "--no-pdl", "graphs/single.yaml");
-        assert_int_equal(r->status, 2);
-        char want[256];
-        snprintf(want, sizeof want,
-                 "cudag %s: option '--no-pdl' applies to run and bench only\n"
-                 "Try 'cudag %s --help'.\n",
-                 *cmd, *cmd);
-        assert_string_equal(r->err, want);
+        for (const char *const *o = (const char *const[]){"--no-pdl",
+                                                            "--gate", NULL};
+             *o; o++) {
+            r = RUN(*cmd, *o, "graphs/single.yaml");
+            assert_int_equal(r->status, 2);
+            char want[256];
+            snprintf(want, sizeof want,
+                     "cudag %s: option '%s' applies to run and bench only\n"
+                     "Try 'cudag %s --help'.\n",
+                     *cmd, *o, *cmd);
+            assert_string_equal(r->err, want);
+        }
     }
     r = RUN("help", "--help");
     assert_int_equal(r->status, 0);

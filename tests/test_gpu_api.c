@@ -2,10 +2,12 @@
  * builder checked against a CPU reference over 100 replays, a host program's
  * own memory, context and stream, PDL downgrades into kernels that cannot
  * wait (util_nowait_copy_f32, legacy compute_80 PTX), dynamic shared memory
- * above 48 KiB, and the shipped embedding example. */
+ * above 48 KiB, the shipped embedding example, and timing behind a gate
+ * (cudag_exec_time_gated). */
 #include "gpu_common.h"
 
 #include <sys/wait.h>
+#include <time.h>
 
 #define N ((1 << 20) + 3)       /* not a multiple of any block: tails count */
 
@@ -281,6 +283,97 @@ static void embedding_example_runs(void **state)
     tassert_contains(out, "ok", __FILE__, __LINE__);
 }
 
+/* A binary tree of n kernels under a counter: the root counts replays
+ * (util_count_i32 adds one to counter[0]), every other node is a
+ * util_noop whose parent is node (i - 1) / 2. */
+static cudag_graph *tree_graph(int n)
+{
+    static const cudag_param P_COUNT[] = {{"counter", CUDAG_TYPE_PTR},
+                                          {"k", CUDAG_TYPE_I64},
+                                          {"flag", CUDAG_TYPE_PTR}};
+    cudag_graph *g;
+    cudag_error e;
+    ok(cudag_graph_create("tree", &g, &e), &e);
+    ok(cudag_add_module(g, "k", gpu_kernels("cudag_kernels.fatbin"), &e), &e);
+    ok(cudag_add_signature(g, "util_count_i32", "k", NULL, P_COUNT, 3, 1, &e),
+       &e);
+    ok(cudag_add_signature(g, "util_noop", "k", NULL, NULL, 0, 1, &e), &e);
+    ok(cudag_add_buffer(g, "counter", CUDAG_TYPE_I32, 1, NULL, &e), &e);
+    ok(cudag_add_buffer(g, "flag", CUDAG_TYPE_I32, 1, NULL, &e), &e);
+    cudag_dim3 one = {1, 1, 1}, warp = {32, 1, 1};
+    cudag_arg c[] = {cudag_arg_buffer("counter", 0),
+                     cudag_arg_int(INT64_C(1) << 40),
+                     cudag_arg_buffer("flag", 0)};
+    ok(cudag_add_kernel(g, "n0", "util_count_i32", one, warp, 0, c, 3, &e),
+       &e);
+    char name[32], parent[32];
+    for (int i = 1; i < n; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(parent, sizeof parent, "n%d", (i - 1) / 2);
+        ok(cudag_add_kernel(g, name, "util_noop", one, warp, 0, NULL, 0, &e),
+           &e);
+        ok(cudag_add_edge(g, parent, name, CUDAG_EDGE_FULL, &e), &e);
+    }
+    ok(cudag_check(g, NULL, &e), &e);
+    return g;
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Gated, the events time the device alone.  The driver's launch call for a
+ * tree of 8 191 kernels takes the host longer than the device takes to run
+ * it (about 0.3 µs of CPU per node on driver 580, docs/benchmarks.md), so
+ * an ungated replay is timed at the host's pace and a gated one must come
+ * out clearly shorter than the host's launch call.  Every timed replay
+ * ran whole: the root counts them from a random start. */
+static void gated_timing_leaves_the_host_out(void **state)
+{
+    (void)state;
+    enum { NODES = 8191, WARM = 3, ITERS = 25, LAUNCHES = 15 };
+    cudag_graph *g = tree_graph(NODES);
+    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    cudag_error e;
+    uint64_t seed = tseed();
+    int32_t start = (int32_t)trand(&seed, 0, 1e6), got = -1;
+    ok(cudag_exec_write(x, "counter", &start, sizeof start, &e), &e);
+    float gated[ITERS], ungated[ITERS], launch[LAUNCHES];
+    ok(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, WARM, ITERS, gated, &e),
+       &e);
+    ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, ITERS, ungated, &e), &e);
+    for (int i = 0; i < LAUNCHES; i++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH, 1, &e), &e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        launch[i] = (float)((double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+                            (double)(t1.tv_nsec - t0.tv_nsec) / 1e3);
+        ok(cudag_exec_sync(x, &e), &e);
+    }
+    ok(cudag_exec_read(x, "counter", &got, sizeof got, &e), &e);
+    assert_int_equal(got, start + WARM + 2 * ITERS + LAUNCHES);
+    qsort(gated, ITERS, sizeof *gated, cmp_f);
+    qsort(ungated, ITERS, sizeof *ungated, cmp_f);
+    qsort(launch, LAUNCHES, sizeof *launch, cmp_f);
+    double g_us = 1e3 * gated[ITERS / 2], u_us = 1e3 * ungated[ITERS / 2];
+    double l_us = launch[LAUNCHES / 2];
+    print_message("tree of %d kernels: gated %.1f us, ungated %.1f us, the "
+                  "host's launch call %.1f us\n",
+                  NODES, g_us, u_us, l_us);
+    assert_true(1e3 * gated[0] > 0);
+    if (!(l_us > 1.5 * g_us && u_us > 1.2 * g_us))
+        fail_msg("gated %.1f us is not clearly below the host's launch call "
+                 "(%.1f us) and the ungated replay (%.1f us): the gate let the "
+                 "device start early, or this driver launches trees far "
+                 "faster than driver 580",
+                 g_us, l_us, u_us);
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
+}
+
 int main(void)
 {
     gpu_require();
@@ -290,6 +383,7 @@ int main(void)
         cmocka_unit_test(downgrades_edges_into_code_that_cannot_wait),
         cmocka_unit_test(raises_dynamic_shared_memory_limit),
         cmocka_unit_test(embedding_example_runs),
+        cmocka_unit_test(gated_timing_leaves_the_host_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

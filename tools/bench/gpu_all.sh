@@ -14,11 +14,14 @@
 #     bench     cudag bench on generated topologies, N = 100 … 100 000, and
 #               the same graph replayed alone (cudag run with and without
 #               --no-pdl, tools/bench/handbuilt with and without it, each in its
-#               own process), compared pair by pair by tools/bench/bench_pairs.py:
-#               a FLAG line for each pair more than 3 % apart; then the
-#               decode chains.  BENCH_ONLY=REGEX keeps the cases whose name
-#               matches; cases ending in _dl are replayed with
-#               --device-launch by every program
+#               own process), every program with --gate, compared pair by pair
+#               by tools/bench/bench_pairs.py: a FLAG line for each pair more
+#               than 3 % apart; then the decode chains.  BENCH_ONLY=REGEX
+#               keeps the cases whose name matches (and leaves the decode
+#               chains to the decode step); cases ending in _dl are
+#               replayed with --device-launch by every program, and cases
+#               named _host without --gate (what a loop that replays them
+#               back to back waits for)
 #     decode    cudag bench on the kernel-library graphs only
 #     hostload  the host-time targets: 10 000-node graphs (and 1 000, 100 000)
 #               written node by node and with repetition, every stage the
@@ -158,9 +161,12 @@ EOF
         # A tree or a random DAG replayed as is waits for the host: the
         # driver's launch call costs ~0.3 µs per node, and that time moves
         # between two levels from one second to the next in every program.
-        # Their _dl cases replay the same graphs instantiated for device
-        # launch (--device-launch in every program), where it does not.
-        dl=""
+        # So every program times each replay behind a gate (--gate: the
+        # device starts it once the host has queued all of it), and the
+        # pairs compare the device's times.  The _host cases time the same
+        # graphs without the gate, as a loop sees them; _dl adds
+        # --device-launch.
+        dl="" gate=--gate
         one() { # name N shape kernel [gen options]: cudag bench, then alone
             local name=$1 n=$2 shape=$3 kern=$4
             shift 4
@@ -179,11 +185,11 @@ EOF
             # shellcheck disable=SC2086
             {
                 echo "{\"case\": \"$name\""
-                echo ", \"cudag\": $(json $C bench --json $dl $it --host-repeats $reps $G/$name.yaml)"
-                echo ", \"run_nopdl\": $(json $C run --json --no-pdl $dl $it $G/$name.yaml)"
-                echo ", \"run\": $(json $C run --json $dl $it $G/$name.yaml)"
-                echo ", \"handbuilt_nopdl\": $(json $H $G/$name.topo "$fat" --no-pdl $dl $it --repeats $reps)"
-                echo ", \"handbuilt\": $(json $H $G/$name.topo "$fat" $dl $it --repeats $reps)}"
+                echo ", \"cudag\": $(json $C bench --json $gate $dl $it --host-repeats $reps $G/$name.yaml)"
+                echo ", \"run_nopdl\": $(json $C run --json --no-pdl $gate $dl $it $G/$name.yaml)"
+                echo ", \"run\": $(json $C run --json $gate $dl $it $G/$name.yaml)"
+                echo ", \"handbuilt_nopdl\": $(json $H $G/$name.topo "$fat" --no-pdl $gate $dl $it --repeats $reps)"
+                echo ", \"handbuilt\": $(json $H $G/$name.topo "$fat" $gate $dl $it --repeats $reps)}"
             } | tr -d '\n' >>"$out/bench.jsonl"
             echo >>"$out/bench.jsonl"
         }
@@ -192,6 +198,7 @@ EOF
         one forkjoin_prologue_8x125 1002 forkjoin prologue --branches 8 --edge full
         one forkjoin_tiny_8x125 1002 forkjoin tiny --branches 8
         one random_tiny_1000 1000 random tiny
+        one tree_tiny_1000 1000 tree tiny
         for n in 10000 100; do
             one chain_tiny_$n $n chain tiny
             one random_tiny_$n $n random tiny
@@ -203,14 +210,21 @@ EOF
         one chain_tiny_100000 100000 chain tiny
         one random_tiny_100000 100000 random tiny
         dl=--device-launch
-        for n in 100 1000 10000; do
+        for n in 100 10000; do
             one random_tiny_${n}_dl $n random tiny
             one tree_tiny_${n}_dl $n tree tiny
         done
-        one chain_tiny_10000_dl 10000 chain tiny
+        gate=""
+        one random_tiny_10000_host_dl 10000 random tiny
+        one tree_tiny_10000_host_dl 10000 tree tiny
         dl=""
+        one random_tiny_10000_host 10000 random tiny
+        one tree_tiny_10000_host 10000 tree tiny
+        gate=--gate
         python3 tools/bench/bench_pairs.py "$out/bench.jsonl" | tee -a "$summary"
-        decode_benches
+        # A filtered run is part of a suite split over calls: the decode
+        # step runs the decode chains on its own.
+        [ -n "${BENCH_ONLY:-}" ] || decode_benches
         ;;
     hostload)
         G=/tmp/gen

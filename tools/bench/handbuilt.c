@@ -6,10 +6,13 @@
  * replays it.
  *
  *   handbuilt FILE.topo FATBIN [--iters N] [--warmup N] [--repeats N] [--no-pdl]
- *             [--device-launch]
+ *             [--device-launch] [--gate]
  *
  * --device-launch instantiates with CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
- * (what `cudag run --device-launch` does).
+ * (what `cudag run --device-launch` does); --gate holds each timed replay
+ * behind a host function until it is queued whole, as
+ * `cudag run --gate` (cudag_exec_time_gated) does, written here again with
+ * the driver API alone.
  *
  * Prints one JSON object: host times of build and instantiate (medians over
  * --repeats builds; the first one's too), and the
@@ -17,6 +20,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +35,7 @@
     X(cuGraphAddKernelNode) X(cuGraphAddDependencies) X(cuGraphDestroy)       \
     X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch)     \
     X(cuGraphUpload) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)  \
-    X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName)
+    X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName) X(cuLaunchHostFunc)
 
 #define DECL(name) static PFN_##name p_##name;
 #define PFN_cuGraphAddDependencies PFN_cuGraphAddDependencies_v12030
@@ -64,6 +68,7 @@
 #define PFN_cuEventCreate PFN_cuEventCreate_v2000
 #define PFN_cuEventSynchronize PFN_cuEventSynchronize_v2000
 #define PFN_cuGetErrorName PFN_cuGetErrorName_v6000
+#define PFN_cuLaunchHostFunc PFN_cuLaunchHostFunc_v10000
 CALLS(DECL)
 
 static int versions(const char *name)
@@ -105,7 +110,7 @@ static int cmpf(const void *a, const void *b)
 /* What the command line asks for. */
 typedef struct opts {
     const char *topo, *fatbin;
-    int iters, warmup, pdl, repeats, device_launch;
+    int iters, warmup, pdl, repeats, device_launch, gate;
 } opts;
 
 /* The topology file: n nodes all launching kernel kname on a gx x bx grid
@@ -138,12 +143,12 @@ static int parse_args(int argc, char **argv, opts *o)
     if (argc < 3) {
         fprintf(stderr, "usage: handbuilt FILE.topo FATBIN [--iters N] "
                         "[--warmup N] [--repeats N] [--no-pdl] "
-                        "[--device-launch]\n");
+                        "[--device-launch] [--gate]\n");
         return 2;
     }
     o->topo = argv[1], o->fatbin = argv[2];
     o->iters = 200, o->warmup = 20, o->pdl = 1, o->repeats = 1;
-    o->device_launch = 0;
+    o->device_launch = 0, o->gate = 0;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
             o->iters = atoi(argv[++i]);
@@ -155,6 +160,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->pdl = 0;
         else if (strcmp(argv[i], "--device-launch") == 0)
             o->device_launch = 1;
+        else if (strcmp(argv[i], "--gate") == 0)
+            o->gate = 1;
     }
     if (o->iters < 1)
         o->iters = 1;
@@ -301,10 +308,30 @@ static void build_graph(const topo *t, const setup *d, CUgraphNode *nodes,
     *inst_ms = now_ms() - t1;
 }
 
+/* The gate (--gate): a host function queued ahead of each timed replay
+ * holds the stream until the host has queued the whole replay, so the
+ * events time the device alone and not the host's launch call.  It gives
+ * up after two seconds (a replay too large for the launch queue would
+ * otherwise never let the host open it), and says so. */
+typedef struct gate {
+    atomic_int open, gave_up;
+} gate;
+
+static void CUDA_CB gate_hold(void *p)
+{
+    gate *g = p;
+    double t0 = now_ms();
+    while (!atomic_load(&g->open))
+        if (now_ms() - t0 > 2000) {
+            atomic_store(&g->gave_up, 1);
+            return;
+        }
+}
+
 /* Replays x warmup times, then times iters replays one by one with a CUDA
- * event pair, into ms[], sorted. */
+ * event pair (behind a gate when gated), into ms[], sorted. */
 static void time_replays(CUgraphExec x, CUstream s, int warmup, int iters,
-                         float *ms)
+                         int gated, float *ms)
 {
     for (int i = 0; i < warmup; i++)
         CK(p_cuGraphLaunch(x, s));
@@ -312,12 +339,23 @@ static void time_replays(CUgraphExec x, CUstream s, int warmup, int iters,
     CUevent e0, e1;
     CK(p_cuEventCreate(&e0, CU_EVENT_DEFAULT));
     CK(p_cuEventCreate(&e1, CU_EVENT_DEFAULT));
+    gate g;
+    atomic_init(&g.gave_up, 0);
     for (int i = 0; i < iters; i++) {
+        atomic_init(&g.open, 0);
+        if (gated)
+            CK(p_cuLaunchHostFunc(s, gate_hold, &g));
         CK(p_cuEventRecord(e0, s));
         CK(p_cuGraphLaunch(x, s));
         CK(p_cuEventRecord(e1, s));
+        atomic_store(&g.open, 1);
         CK(p_cuEventSynchronize(e1));
         CK(p_cuEventElapsedTime(&ms[i], e0, e1));
+        if (atomic_load(&g.gave_up)) {
+            fprintf(stderr, "handbuilt: --gate: one replay did not fit in "
+                            "the launch queue; time it without --gate\n");
+            exit(4);
+        }
     }
     qsort(ms, (size_t)iters, sizeof *ms, cmpf);
     CK(p_cuEventDestroy(e0));
@@ -342,8 +380,9 @@ int main(int argc, char **argv)
 
     /* One-shot host timings move by 10-20 % from call to call: build and
      * instantiate the graph --repeats times and report the medians.  The
-     * first graph is kept (it is the one replayed), so every later build
-     * runs beside one live graph, as in `cudag bench --host-repeats`. */
+     * first graph is kept (it is the one replayed: the first graph a
+     * process instantiates replays as fast as any), so every later build
+     * runs beside one live graph, as `cudag bench --host-repeats`'s do. */
     double *tb = malloc((size_t)o.repeats * sizeof *tb);
     double *ti = malloc((size_t)o.repeats * sizeof *ti);
     CUgraphNode *nodes = malloc((size_t)t.n * sizeof *nodes);
@@ -365,14 +404,14 @@ int main(int argc, char **argv)
     qsort(ti, (size_t)o.repeats, sizeof *ti, cmpd);
 
     float *ms = malloc((size_t)o.iters * sizeof *ms);
-    time_replays(x, d.s, o.warmup, o.iters, ms);
+    time_replays(x, d.s, o.warmup, o.iters, o.gate, ms);
     printf("{\"tool\": \"handbuilt\", \"nodes\": %d, \"edges\": %zu, \"pdl\": %d, "
-           "\"device_launch\": %d, "
+           "\"device_launch\": %d, \"gate\": %d, "
            "\"build_ms\": %.4f, \"instantiate_ms\": %.4f, \"repeats\": %d, "
            "\"first_build_ms\": %.4f, \"first_instantiate_ms\": %.4f, "
            "\"replay_us\": {\"median\": %.3f, "
            "\"p10\": %.3f, \"p90\": %.3f, \"min\": %.3f}, \"iters\": %d}\n",
-           t.n, t.ne, o.pdl, o.device_launch, tb[o.repeats / 2],
+           t.n, t.ne, o.pdl, o.device_launch, o.gate, tb[o.repeats / 2],
            ti[o.repeats / 2], o.repeats,
            first_build, first_inst, ms[o.iters / 2] * 1e3, ms[o.iters / 10] * 1e3,
            ms[o.iters * 9 / 10] * 1e3, ms[0] * 1e3, o.iters);

@@ -33,6 +33,8 @@ typedef struct cli {
     bool quiet;
     bool color;
     bool gpu;                   /* the command runs the graph (run, bench) */
+    bool gate;                  /* --gate: each timed replay alone, held
+                                   until queued (cudag_exec_time_gated) */
     unsigned nerr, nwarn;       /* diagnostics printed so far */
     const char *stdin_text;     /* the graph read from "-", for carets */
     /* With --json, every diagnostic is also kept here (owned; freed by

@@ -22,6 +22,9 @@ const char cli_gpu_help[] =
     "  --no-pdl          build programmatic edges as full edges\n"
     "  --device-launch   instantiate for device launch: one launch costs the\n"
     "                    host a few us whatever the graph's shape\n"
+    "  --gate            time each replay alone, held back until the host has\n"
+    "                    queued all of it: the device's time, not the host's\n"
+    "                    launch call's\n"
     "  --no-cache        compile CUDA source modules without the compile cache\n"
     "  --strict          an unsafe programmatic edge is an error, not a warning\n"
     "  --nvtx            NVTX ranges around each stage and replay\n";
@@ -75,8 +78,8 @@ bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
 static bool gpu_option(const char *a)
 {
     static const char *const names[] = {"--device",        "--no-pdl",
-                                        "--device-launch", "--no-cache",
-                                        "--strict", "--nvtx"};
+                                        "--device-launch", "--gate",
+                                        "--no-cache", "--strict", "--nvtx"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(a, names[i]) == 0)
             return true;
@@ -131,6 +134,8 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
         c->flags |= CUDAG_NO_PDL;
     } else if (strcmp(a, "--device-launch") == 0) {
         c->flags |= CUDAG_DEVICE_LAUNCH;
+    } else if (strcmp(a, "--gate") == 0) {
+        c->gate = true;
     } else if (strcmp(a, "--no-cache") == 0) {
         c->flags |= CUDAG_NO_CACHE;
     } else if (strcmp(a, "--strict") == 0) {

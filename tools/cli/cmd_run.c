@@ -1,6 +1,6 @@
 /* cmd_run.c — `cudag run`: load a graph, instantiate it on a GPU, replay it
- * back to back with a CUDA event between replays, and print the replay
- * times, the host's time to issue one replay, the host stage times and a
+ * back to back with a CUDA event between replays (with --gate, each replay
+ * alone behind a gate), and print the replay times, the host's time to issue one replay, the host stage times and a
  * checksum of every buffer. */
 #include "cli.h"
 
@@ -259,9 +259,10 @@ static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
     printf("device %s (compute %d.%d)\n", cudag_exec_device_name(x), major,
            minor);
     unsigned long n = o->iters;
-    printf("replay (us, %lu replays after %lu warm-up): median %.2f  min %.2f  "
-           "max %.2f  p10 %.2f  p90 %.2f\n",
-           n, o->warmup, 1e3 * quantile(t, n, 0.5), 1e3 * t[0],
+    printf("replay (us, %lu replays after %lu warm-up%s): median %.2f  "
+           "min %.2f  max %.2f  p10 %.2f  p90 %.2f\n",
+           n, o->warmup, c->gate ? ", each alone behind a gate" : "",
+           1e3 * quantile(t, n, 0.5), 1e3 * t[0],
            1e3 * t[n - 1], 1e3 * quantile(t, n, 0.1),
            1e3 * quantile(t, n, 0.9));
     if (m->launch_us >= 0) {
@@ -271,7 +272,8 @@ static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
         /* The GPU then waits for the host: a faster GPU path changes
          * nothing (docs/benchmarks.md, "When the host bounds a replay"). */
         if (m->launch_us >= 0.8 * 1e3 * quantile(t, n, 0.5))
-            printf(" -- the host's launch call bounds the replay%s",
+            printf(" -- the host's launch call bounds %s%s",
+                   c->gate ? "back-to-back replays" : "the replay",
                    c->flags & CUDAG_DEVICE_LAUNCH ? ""
                                                   : " (try --device-launch)");
         printf("\n");
@@ -319,11 +321,12 @@ static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
     (void)cudag_exec_device_cc(x, &major, &minor);  /* x is not NULL */
     printf(", \"compute_capability\": \"%d.%d\", \"nodes\": %zu, \"edges\": "
            "%zu, \"downgraded_edges\": %u, \"no_pdl\": %s, "
-           "\"device_launch\": %s",
+           "\"device_launch\": %s, \"gated\": %s",
            major, minor, cudag_graph_node_count(g),
            cudag_graph_edge_count(g), st.downgraded_edges,
            c->flags & CUDAG_NO_PDL ? "true" : "false",
-           c->flags & CUDAG_DEVICE_LAUNCH ? "true" : "false");
+           c->flags & CUDAG_DEVICE_LAUNCH ? "true" : "false",
+           c->gate ? "true" : "false");
     printf(", \"iters\": %lu, \"warmup\": %lu, \"replay_us\": {\"median\": ",
            n, o->warmup);
     json_num(1e3 * quantile(t, n, 0.5));
@@ -475,7 +478,10 @@ static int run(cli *c, const run_opts *o)
     measured m = {t, parse_ns, -1};
     rc = warm_up(x, w, o->warmup, &m.launch_us, &err);
     /* Both counts are at most 10000000 (parse_args). */
-    if (rc == CUDAG_OK)
+    if (rc == CUDAG_OK && c->gate)
+        rc = cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0,
+                                   (unsigned)o->iters, t, &err);
+    else if (rc == CUDAG_OK)
         rc = cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 0,
                                           (unsigned)o->iters, t, &err);
     if (rc != CUDAG_OK) {
