@@ -23,13 +23,19 @@ static double mono_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The exec's gate limit in ms: GATE_LIMIT_MS unless a test set its own. */
+static int gate_limit(const cudag_exec *x)
+{
+    return x->gate.limit_ms > 0 ? x->gate.limit_ms : GATE_LIMIT_MS;
+}
+
 /* The gate, run by the driver on its own thread ahead of a timed replay:
  * nothing after it on the stream starts until it returns.  It spins rather
  * than sleeps, as a wake-up would land in the time it holds back. */
 static void gate_hold(void *arg)
 {
     cudag_exec *x = arg;
-    int limit = x->gate.limit_ms > 0 ? x->gate.limit_ms : GATE_LIMIT_MS;
+    int limit = gate_limit(x);
     double t0 = mono_ms();
     while (!atomic_load(&x->gate.open))
         if (mono_ms() - t0 > limit) {
@@ -81,8 +87,7 @@ static int time_one(cudag_exec *x, cudag_replay how, const CUevent e[2],
             "replay of %s (graph '%s'), so the gate let the device start "
             "before it was queued: a replay larger than the driver's launch "
             "queue waits for the device; time it ungated (cudag_exec_time)",
-            x->gate.limit_ms > 0 ? x->gate.limit_ms : GATE_LIMIT_MS,
-            cudag_replay_name(how), x->g->name);
+            gate_limit(x), cudag_replay_name(how), x->g->name);
     if ((r = d->cuEventElapsedTime(ms, e[0], e[1])) != CUDA_SUCCESS)
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventElapsedTime");
     return CUDAG_OK;
@@ -109,8 +114,8 @@ static int timed(cudag_exec *x, cudag_replay how, unsigned warmup,
 }
 
 /* The public checks of the timings and the start of their NVTX range:
- * cudag__replay_begin with ms checked first.  On success the caller pops the range and
- * leaves the context. */
+ * cudag__replay_begin with ms checked first.  On success the caller pops
+ * the range and leaves the context. */
 static int time_begin(cudag_exec *x, cudag_replay how, unsigned iters,
                       const float *ms, const char *fn, const char *stage,
                       cudag_error *err)

@@ -1,7 +1,7 @@
 /* cmd_run.c — `cudag run`: load a graph, instantiate it on a GPU, replay it
  * back to back with a CUDA event between replays (with --gate, each replay
- * alone behind a gate), and print the replay times, the host's time to issue one replay, the host stage times and a
- * checksum of every buffer. */
+ * alone behind a gate), and print the replay times, the host's time to
+ * issue one replay, the host stage times and a checksum of every buffer. */
 #include "cli.h"
 
 #include <errno.h>
