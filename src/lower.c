@@ -214,6 +214,27 @@ static int include_cycle(loader *ld, const char *real, cudag__pos at)
                          "include cycle: %s", chain);
 }
 
+/* Every error names its file whole in cudag_error.file: a name that would
+ * not fit there (nor be opened by the system) is refused, at `at`. */
+static int name_fits(cudag__diag *d, const char *shown, cudag__pos at)
+{
+    size_t n = strlen(shown);
+    if (n < CUDAG_PATH_MAX)
+        return CUDAG_OK;
+    return cudag__report(d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
+                         "file name of %zu bytes is longer than %u: "
+                         "'%.40s...%s'", n, CUDAG_PATH_MAX - 1, shown,
+                         shown + n - 40);
+}
+
+/* The file's canonical name (realpath, else the name as shown), in the
+ * arena: what include and child-graph cycles compare.  NULL: no memory. */
+static const char *real_name(cudag__arena *a, const char *shown)
+{
+    char rbuf[PATH_MAX];
+    return cudag__arena_strdup(a, realpath(shown, rbuf) ? rbuf : shown);
+}
+
 /* Parses a file (reading it unless text is given), then its includes, then
  * appends it: the files list ends up in lowering order. */
 static int load_tree(loader *ld, const char *shown, const char *text,
@@ -225,19 +246,11 @@ static int load_tree(loader *ld, const char *shown, const char *text,
     if (!shown)
         return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
                              "out of memory");
-    /* Every error names its file whole in cudag_error.file: a name that
-     * would not fit there (nor be opened by the system) is refused. */
-    size_t shown_len = strlen(shown);
-    if (shown_len >= CUDAG_PATH_MAX)
-        return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ELIMIT, at,
-                             "file name of %zu bytes is longer than %u: "
-                             "'%.40s...%s'", shown_len, CUDAG_PATH_MAX - 1,
-                             shown, shown + shown_len - 40);
+    if (name_fits(ld->d, shown, at) != CUDAG_OK)
+        return CUDAG_ELIMIT;
     const char *real = NULL;
     if (!text) {
-        char rbuf[PATH_MAX];
-        real = realpath(shown, rbuf) ? cudag__arena_strdup(a, rbuf)
-                                     : cudag__arena_strdup(a, shown);
+        real = real_name(a, shown);
         if (!real)
             return cudag__report(ld->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, at,
                                  "out of memory");
@@ -1001,9 +1014,10 @@ static int read_graph(cudag__lower *lw, const char *dir,
     const char *path = join(a, dir, name->str);
     if (!path || !(out->dir = dir_of(a, path)))
         return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
-    char rbuf[PATH_MAX];
+    if (name_fits(lw->d, path, name->pos) != CUDAG_OK)
+        return CUDAG_ELIMIT;
     out->path = path;
-    out->real = cudag__arena_strdup(a, realpath(path, rbuf) ? rbuf : path);
+    out->real = real_name(a, path);
     if (!out->real)
         return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
     char *text = NULL;

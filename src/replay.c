@@ -6,7 +6,6 @@
  * it changes. */
 #include "kind.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* How each way runs: stream launches (with the PDL attribute or not), the

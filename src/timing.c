@@ -6,7 +6,6 @@
 #include "kind.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 /* How long a gate holds the stream before it gives up.  Queuing the

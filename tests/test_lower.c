@@ -447,6 +447,17 @@ static void lower_long_paths_are_reported_whole(void **state)
              "file name of %u bytes is longer than %u: '%.40s...%.31s/inc.yaml'",
              CUDAG_PATH_MAX + 1, CUDAG_PATH_MAX - 1, dir, dir + strlen(dir) - 31);
     assert_string_equal(err.message, want);
+    /* The same name as a child graph's file, at the node's graph value. */
+    snprintf(text, sizeof text, "cudag: 1\nnodes:\n  c: {graph: %s/inc.yaml}\n",
+             dir + strlen(root) + 1);
+    twrite(root, "child.yaml", text);
+    snprintf(top, sizeof top, "%s/child.yaml", root);
+    assert_int_equal(cudag_load_file(top, NULL, &g, &err), CUDAG_ELIMIT);
+    assert_null(g);
+    assert_string_equal(err.file, top);
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.column, 14);
+    assert_string_equal(err.message, want);
     snprintf(top, sizeof top, "%s/x.yaml", dir);
     strcat(top, "l");
     assert_int_equal(strlen(top), CUDAG_PATH_MAX);
