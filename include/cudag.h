@@ -146,7 +146,14 @@ enum {
      * for a 10 000-node tree).  The driver accepts only kernel, memset,
      * memcpy and child-graph nodes in such a graph: instantiating one with
      * another kind fails with CUDAG_ECUDA naming the node. */
-    CUDAG_DEVICE_LAUNCH = 1u << 6
+    CUDAG_DEVICE_LAUNCH = 1u << 6,
+    /* cudag_exec_options only: build the exec's own graph with its branches
+     * serialized into one chain in topological order (what capturing the
+     * launches on one stream records), as CUDAG_REPLAY_GRAPH_SERIAL does
+     * beside the declared graph; a programmatic edge between consecutive
+     * nodes stays programmatic.  The results are the same; this measures
+     * what the parallel branches buy. */
+    CUDAG_SERIALIZE = 1u << 7
 };
 
 /*
@@ -647,7 +654,8 @@ typedef struct cudag_exec_options {
     void *context;              /* CUcontext, borrowed */
     void *stream;               /* CUstream, borrowed */
     unsigned flags;             /* CUDAG_NO_PDL, CUDAG_STRICT, CUDAG_NVTX,
-                                   CUDAG_NO_CACHE */
+                                   CUDAG_NO_CACHE, CUDAG_DEVICE_LAUNCH,
+                                   CUDAG_SERIALIZE */
     cudag_diag_fn diag;         /* warnings (downgraded edges, …) */
     void *diag_user;
     const char *const *include_dirs; /* unused here; reserved */

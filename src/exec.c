@@ -421,7 +421,9 @@ static int build_graph(cudag_exec *x, const cudag_graph *g, cudag__launches *l,
     }
     if (rc == CUDAG_OK)
         rc = cudag__build(&x->gpu, g, l, x->bufs, kinds, x->starts,
-                          CUDAG__BUILD_EDGES, b, err);
+                          x->flags & CUDAG_SERIALIZE ? CUDAG__BUILD_SERIAL
+                                                     : CUDAG__BUILD_EDGES,
+                          b, err);
     cudag__free(kinds);
     if (rc != CUDAG_OK)
         cudag__launch_free(l);

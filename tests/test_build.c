@@ -873,6 +873,46 @@ static void replay_every_way_runs_the_same_work(void **state)
     finish(x, g);
 }
 
+/* CUDAG_SERIALIZE builds the exec's own graph as the serial way builds its
+ * variant: one chain in topological order, the programmatic link between
+ * consecutive nodes kept (full with CUDAG_NO_PDL); it computes the same
+ * and takes updates as the declared graph does. */
+static void serialize_builds_the_own_graph_as_one_chain(void **state)
+{
+    (void)state;
+    for (int nopdl = 0; nopdl < 2; nopdl++) {
+        fake_reset();
+        cudag_graph *g = compute_graph();
+        cudag_exec_options o;
+        memset(&o, 0, sizeof o);
+        o.size = sizeof o;
+        o.flags = CUDAG_SERIALIZE | (nopdl ? CUDAG_NO_PDL : 0);
+        cudag_exec *x;
+        cudag_error e;
+        ok(cudag_instantiate(g, &o, &x, &e), &e);
+        const cudag_graph *xg = x->g;
+        fake_graph *own = (fake_graph *)x->built.graph;
+        assert_int_equal(own->nnodes, 4);
+        assert_int_equal(own->nedges, 3);
+        for (int i = 0; i < own->nedges; i++) {
+            uint32_t from = xg->topo.order[i], to = xg->topo.order[i + 1];
+            assert_int_equal(own->edges[i].from, (int)from);
+            assert_int_equal(own->edges[i].to, (int)to);
+            bool pdl = !nopdl &&
+                       from == (uint32_t)cudag_graph_find_node(xg, "scale") &&
+                       to == (uint32_t)cudag_graph_find_node(xg, "add");
+            assert_int_equal(own->edges[i].ed.type,
+                             pdl ? CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+                                 : CU_GRAPH_DEPENDENCY_TYPE_DEFAULT);
+        }
+        replay_check(x, CUDAG_REPLAY_GRAPH, 2.0f);
+        cudag_arg a = cudag_arg_float(-4.0);
+        ok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
+        replay_check(x, CUDAG_REPLAY_GRAPH, -4.0f);
+        finish(x, g);
+    }
+}
+
 /* Inside the timed loop only the replay's own driver calls and the events'
  * (the same calls `cudag bench` has always timed); gated, each replay is
  * queued behind the gate's host function, which holds the stream until the
@@ -1617,6 +1657,7 @@ int main(void)
         cmocka_unit_test(exec_replays_and_updates_arguments_and_buffers),
         cmocka_unit_test(exec_set_var_updates_or_explains),
         cmocka_unit_test(replay_every_way_runs_the_same_work),
+        cmocka_unit_test(serialize_builds_the_own_graph_as_one_chain),
         cmocka_unit_test(replay_time_makes_only_the_replay_calls),
         cmocka_unit_test(replay_time_gated_queues_each_replay_behind_the_gate),
         cmocka_unit_test(release_replays_gives_back_the_ways),

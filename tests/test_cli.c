@@ -310,6 +310,72 @@ static bool cannot_run_here(void)
 #endif
 }
 
+/* The JSON object of `mode` in bench's output, cut at its closing brace
+ * (into a static buffer); fails the test where there is none. */
+static const char *bench_mode(const char *out, const char *mode)
+{
+    static char obj[512];
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\": {", mode);
+    const char *p = strstr(out, key);
+    assert_non_null(p);
+    const char *end = strchr(p, '}');
+    assert_non_null(end);
+    size_t n = (size_t)(end - p);
+    assert_true(n < sizeof obj);
+    memcpy(obj, p, n);
+    obj[n] = '\0';
+    return obj;
+}
+
+/* Where a driver is: bench times modes 3 and 5 each in a process of its
+ * own and gets their figures back, from a file, from standard input and
+ * for a graph with a loop (no stream modes); a child that fails says why
+ * once, and bench exits with its status. */
+static void cli_bench_times_modes_3_and_5_alone(void **state)
+{
+    (void)state;
+    if (cannot_run_here()) {
+        print_message("no CUDA driver: bench's forked modes are tested on "
+                      "the GPU machine\n");
+        return;
+    }
+    static char text[4096];
+    FILE *f = fopen("graphs/fork_join.yaml", "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    for (int in = 0; in < 2; in++) {
+        result *r = in ? RUN_IN(text, "bench", "--json", "--iters", "20",
+                                "--warmup", "2", "--host-repeats", "1", "-")
+                       : RUN("bench", "--json", "--gate", "--iters", "20",
+                             "--warmup", "2", "--host-repeats", "1",
+                             "graphs/fork_join.yaml");
+        assert_int_equal(r->status, 0);
+        const char *own[] = {"graph_full", "graph_serial"};
+        const char *here[] = {"stream", "stream_pdl", "graph"};
+        for (int i = 0; i < 2; i++) {
+            const char *m = bench_mode(r->out, own[i]);
+            assert_non_null(strstr(m, "\"own_process\": true"));
+            double med = atof(strstr(m, "\"median_us\": ") + 14);
+            assert_true(med > 0);
+        }
+        for (int i = 0; i < 3; i++)
+            assert_non_null(strstr(bench_mode(r->out, here[i]),
+                                   "\"own_process\": false"));
+    }
+    result *r = RUN("bench", "--json", "--iters", "10", "--warmup", "1",
+                    "--host-repeats", "1", "graphs/jacobi.yaml");
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\"stream\": null"));
+    assert_non_null(strstr(bench_mode(r->out, "graph_serial"),
+                           "\"own_process\": true"));
+    r = RUN("bench", "--device", "1000", "graphs/single.yaml");
+    assert_int_not_equal(r->status, 0);
+    assert_non_null(strstr(r->err, "device"));
+    assert_ptr_equal(strchr(r->err, '\n'), r->err + strlen(r->err) - 1);
+}
+
 static void cli_gpu_commands_without_a_driver(void **state)
 {
     (void)state;
@@ -547,6 +613,7 @@ int main(void)
         cmocka_unit_test(cli_plan_text),
         cmocka_unit_test(cli_dot_output_and_render),
         cmocka_unit_test(cli_gpu_commands_without_a_driver),
+        cmocka_unit_test(cli_bench_times_modes_3_and_5_alone),
         cmocka_unit_test(cli_help_lists_each_option_that_applies_once),
         cmocka_unit_test(cli_check_reads_standard_input),
         cmocka_unit_test(cli_counts_are_singular_for_one),

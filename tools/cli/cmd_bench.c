@@ -1,5 +1,5 @@
 /* cmd_bench.c — `cudag bench FILE`: the same graph run five ways on one GPU
- * in one process, each warmed up and then timed replay by replay with CUDA
+ * in one run, each warmed up and then timed replay by replay with CUDA
  * events, so that every ratio compares two variants measured side by side:
  *   1 stream launches in topological order (cuLaunchKernelEx), no PDL;
  *   2 the same, with programmatic stream serialization on each kernel that
@@ -11,24 +11,28 @@
  *     conditional node is serialized the same way inside it.
  * A graph with conditional nodes has no stream modes (1, 2): only a graph
  * can run a body as its condition decides.
- * Before any mode is timed, the graph as declared (the exec's own, the first
- * one instantiated) is replayed: until that graph has run once, the driver
- * replays every other graph in the process slower (measured: 0.18 µs per
- * dependent kernel on an H100), which made mode 3, timed first, slower than
- * the same graph built and replayed alone.  And the host stages' repeated
- * loads come after the timing, once the modes' graphs are released: a
- * random DAG's graph replays slower on the device the more graphs the
- * process instantiated before it (an H100, 1 000 nodes: 265 µs as the
- * second graph, 281 µs as the fourth), so loads repeated first made mode 3
- * 5 % slower than the graph alone.
+ * Modes 3 and 5 are each timed in a process of their own, forked before
+ * this one starts the driver, whose first graph is the mode's: a graph of
+ * many branches replays at the same speed from one process to the next
+ * only as its process's first graph.  Later graphs replay faster or slower
+ * on the device depending on which graphs ran before them (an H100, a
+ * 10 000-node random DAG with full edges: 2 608 µs as the first graph,
+ * 2 544 µs as the second once the first has run, 2 955 µs if it has not;
+ * the same in a fresh context of the same process: 2 561 to 2 690 µs), so
+ * modes timed side by side in one process did not match the same graph
+ * built and replayed alone.  Mode 4 is this process's own first graph, and
+ * modes 1 and 2 launch no graph.  The host stages' repeated loads come
+ * after the timing.
  * It also reports the host time of every stage and the host memory the graph
  * adds to a process whose driver and context are up.  The modes are the
  * library's cudag_replay ways (cudag_exec_time), so this file uses only
  * cudag.h. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +48,7 @@ typedef struct stats {
     double median, p10, p90, min, max;      /* µs per replay */
     bool run;           /* false: the library has no such way for the graph */
     bool gated;         /* timed behind the gate (--gate, and it held) */
+    bool own_process;   /* timed in a process of its own */
 } stats;
 
 typedef struct bench {
@@ -281,10 +286,11 @@ static void print_json(bench *b, const stats *st, const host_times *first,
         }
         printf("%s\n  \"%s\": {\"median_us\": %.3f, \"p10_us\": %.3f, "
                "\"p90_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-               "\"per_node_us\": %.4f, \"gated\": %s}",
+               "\"per_node_us\": %.4f, \"gated\": %s, \"own_process\": %s}",
                m ? "," : "", mode_keys[m], st[m].median, st[m].p10, st[m].p90,
                st[m].min, st[m].max, st[m].median / nodes,
-               st[m].gated ? "true" : "false");
+               st[m].gated ? "true" : "false",
+               st[m].own_process ? "true" : "false");
     }
     printf("}}\n");
 }
@@ -297,7 +303,7 @@ static void print_table(bench *b, const stats *st, const host_times *first,
     size_t nodes = cudag_graph_node_count(b->g);
     size_t edges = cudag_graph_edge_count(b->g);
     printf("%s on %s: %zu nodes, %zu edges, %zu levels; %u replays after %u "
-           "warm-up%s%s\n\n",
+           "warm-up%s%s; modes 3 and 5 each in a process of its own\n\n",
            name, cudag_exec_device_name(b->x), nodes, edges, depth, b->iters,
            b->warmup, b->c->gate ? ", each behind a gate (device time)" : "",
            b->c->flags & CUDAG_DEVICE_LAUNCH ? ", --device-launch" : "");
@@ -393,26 +399,33 @@ static int parse_args(cli *c, int argc, char **argv, bench *b,
     return CLI_OK;
 }
 
-/* Loads the file into *g, brings the driver and context up (*retained says
- * whether this did, to be undone), and instantiates b->x, measuring host
- * memory (*mem) and time (*first) at each step.  On error *g may still need
- * destroying (NULL when the load failed); b->x is NULL. */
-static int load(bench *b, const char *file, cudag_graph **g, bool *retained,
-                host_mem *mem, host_times *first)
+/* Loads the file into *g (NULL when that failed), measuring host memory
+ * (*mem: start, parsed) and time (*parse_ms). */
+static int load_file(bench *b, const char *file, cudag_graph **g,
+                     host_mem *mem, double *parse_ms)
 {
-    cli *c = b->c;
     *mem = (host_mem){rss_kib(), -1, -1, -1};
-    *retained = false;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = cli_load(c, file, g);
+    int rc = cli_load(b->c, file, g);
     if (rc != CLI_OK) {
         *g = NULL;
         return rc;
     }
-    double parse_ms = ms_since(&t0);
+    *parse_ms = ms_since(&t0);
     mem->parsed = rss_kib();
     b->g = *g;
+    return CLI_OK;
+}
+
+/* Brings the driver and context up (*retained says whether this did, to be
+ * undone) and instantiates b->x from g, measuring host memory (*mem:
+ * context, graph) and time (*first) at each step.  On error b->x is NULL. */
+static int load_exec(bench *b, const cudag_graph *g, double parse_ms,
+                     bool *retained, host_mem *mem, host_times *first)
+{
+    cli *c = b->c;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     *retained = context_up(c->device);
     double driver_ms = ms_since(&t0);
@@ -426,7 +439,7 @@ static int load(bench *b, const char *file, cudag_graph **g, bool *retained,
     eo.diag = cli_diag;
     eo.diag_user = c;
     cudag_error err;
-    if (cudag_instantiate(*g, &eo, &b->x, &err) != CUDAG_OK)
+    if (cudag_instantiate(g, &eo, &b->x, &err) != CUDAG_OK)
         return fail(b, &err);
     mem->graph = rss_kib();
     cudag_exec_stats es;
@@ -437,34 +450,108 @@ static int load(bench *b, const char *file, cudag_graph **g, bool *retained,
     return CLI_OK;
 }
 
-/* Times every mode into st[]: every mode's graph is built and instantiated
- * first, then the exec's own graph replayed (see the top of the file for
- * what the others cost before it has run), then each mode in turn.  A mode
- * the library refuses for this graph (CUDAG_ENOTSUP: stream launches of a
- * graph with a conditional node) is left not run. */
-static int run_modes(bench *b, stats *st)
+/* In a forked process: instantiates g built `mode`'s way as the exec's own
+ * graph (CUDAG_NO_PDL for the full edges, CUDAG_SERIALIZE for the chain)
+ * and times it.  The parent prints the diagnostics, when it instantiates. */
+static int time_own_graph(bench *b, const cudag_graph *g, int mode, stats *st)
 {
-    b->ms = calloc(b->iters, sizeof *b->ms);
-    if (!b->ms) {
-        fprintf(stderr, "%s bench: out of memory\n", b->c->prog);
+    cudag_exec_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.size = sizeof eo;
+    eo.device = b->c->device;
+    eo.flags = b->c->flags | (mode == CUDAG_REPLAY_GRAPH_FULL ? CUDAG_NO_PDL
+                                                              : CUDAG_SERIALIZE);
+    cudag_error err;
+    if (cudag_instantiate(g, &eo, &b->x, &err) != CUDAG_OK)
+        return fail(b, &err);
+    int rc = measure(b, CUDAG_REPLAY_GRAPH, st);
+    cudag_exec_destroy(b->x);
+    b->x = NULL;
+    return rc;
+}
+
+/* Reads or writes all n bytes; returns how many went through. */
+static size_t pipe_io(int fd, void *p, size_t n, bool out)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = out ? write(fd, (char *)p + done, n - done)
+                        : read(fd, (char *)p + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        done += (size_t)k;
+    }
+    return done;
+}
+
+/* Times `mode` in a child process (time_own_graph), forked before this
+ * process starts the driver (a child of a process that has may not use it);
+ * its figures come back through a pipe.  A child that fails has said why
+ * and exits with the status to return. */
+static int time_in_own_process(bench *b, const cudag_graph *g, int mode,
+                               stats *st)
+{
+    const char *prog = b->c->prog;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "%s bench: pipe: %s\n", prog, strerror(errno));
+        return CLI_EIO;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "%s bench: fork: %s\n", prog, strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return CLI_EIO;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        stats s;
+        memset(&s, 0, sizeof s);
+        int rc = time_own_graph(b, g, mode, &s);
+        if (rc == CLI_OK && pipe_io(fds[1], &s, sizeof s, true) != sizeof s)
+            rc = CLI_EIO;
+        _exit(rc);  /* leaves the parent's stdio buffers alone */
+    }
+    close(fds[1]);
+    size_t got = pipe_io(fds[0], st, sizeof *st, false);
+    close(fds[0]);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) != CLI_OK)
+        return WEXITSTATUS(ws);
+    if (!WIFEXITED(ws) || got != sizeof *st) {
+        fprintf(stderr, "%s bench: the process timing mode %d (%s) ended "
+                        "without its figures%s\n",
+                prog, mode + 1, cudag_replay_name((cudag_replay)mode),
+                WIFSIGNALED(ws) ? " (killed by a signal)" : "");
         return CLI_ECUDA;
     }
-    cudag_error err;
-    bool skip[NMODES] = {false};
-    for (int m = 0; m < NMODES; m++) {
-        int rc = cudag_exec_prepare(b->x, (cudag_replay)m, &err);
-        if (rc == CUDAG_ENOTSUP)
-            skip[m] = true;
-        else if (rc != CUDAG_OK)
-            return fail(b, &err);
-    }
-    if (cudag_exec_replay(b->x, CUDAG_REPLAY_GRAPH, b->warmup, &err) != CUDAG_OK ||
-        cudag_exec_sync(b->x, &err) != CUDAG_OK)
-        return fail(b, &err);
-    int rc = CLI_OK;
-    for (int m = 0; m < NMODES && rc == CLI_OK; m++)
-        if (!skip[m])
+    st->own_process = true;
+    return CLI_OK;
+}
+
+/* Times the modes this process runs into st[]: its own graph (mode 4)
+ * first, then the stream launches.  A mode the library refuses for this
+ * graph (CUDAG_ENOTSUP: stream launches of a graph with a conditional
+ * node) is left not run. */
+static int run_modes(bench *b, stats *st)
+{
+    int rc = measure(b, CUDAG_REPLAY_GRAPH, &st[CUDAG_REPLAY_GRAPH]);
+    for (int m = CUDAG_REPLAY_STREAM; m <= CUDAG_REPLAY_STREAM_PDL && rc == CLI_OK;
+         m++) {
+        cudag_error err;
+        int prc = cudag_exec_prepare(b->x, (cudag_replay)m, &err);
+        if (prc == CUDAG_OK)
             rc = measure(b, m, &st[m]);
+        else if (prc != CUDAG_ENOTSUP)
+            rc = fail(b, &err);
+    }
     return rc;
 }
 
@@ -496,8 +583,13 @@ int cmd_bench(cli *c, int argc, char **argv)
     if (rc != CLI_OK)
         return rc;
 
+    b.ms = calloc(b.iters, sizeof *b.ms);
+    if (!b.ms) {
+        fprintf(stderr, "%s bench: out of memory\n", c->prog);
+        return CLI_ECUDA;
+    }
     cudag_graph *g;
-    bool retained;
+    bool retained = false;
     host_mem mem;
     host_times first, med;
     stats st[NMODES];
@@ -505,14 +597,21 @@ int cmd_bench(cli *c, int argc, char **argv)
     memset(st, 0, sizeof st);
     cudag_plan_info pi;
     cudag_error err;
-    rc = load(&b, file, &g, &retained, &mem, &first);
-    /* The modes' graphs are instantiated right after the exec's (see the
-     * top of the file), then released, so that the repeated loads run
-     * beside one live graph, as handbuilt's repeats do. */
+    double parse_ms = 0;
+    rc = load_file(&b, file, &g, &mem, &parse_ms);
+    /* The modes with a graph of their own first, each in its own process
+     * (see the top of the file), then this process's; the repeated loads
+     * after the timing. */
+    if (rc == CLI_OK)
+        rc = time_in_own_process(&b, g, CUDAG_REPLAY_GRAPH_FULL,
+                                 &st[CUDAG_REPLAY_GRAPH_FULL]);
+    if (rc == CLI_OK)
+        rc = time_in_own_process(&b, g, CUDAG_REPLAY_GRAPH_SERIAL,
+                                 &st[CUDAG_REPLAY_GRAPH_SERIAL]);
+    if (rc == CLI_OK)
+        rc = load_exec(&b, g, parse_ms, &retained, &mem, &first);
     if (rc == CLI_OK)
         rc = run_modes(&b, st);
-    if (rc == CLI_OK && cudag_exec_release_replays(b.x, &err) != CUDAG_OK)
-        rc = fail(&b, &err);
     if (rc == CLI_OK)
         rc = host_repeat(&b, file, g, &first, &med);
     if (rc == CLI_OK && cudag_plan(g, &pi, NULL, &err) != CUDAG_OK)
