@@ -376,6 +376,78 @@ static void cli_bench_times_modes_3_and_5_alone(void **state)
     assert_ptr_equal(strchr(r->err, '\n'), r->err + strlen(r->err) - 1);
 }
 
+/* The median of `mode` in bench's JSON. */
+static double bench_median(const char *out, const char *mode)
+{
+    const char *m = bench_mode(out, mode);
+    const char *v = strstr(m, "\"median_us\": ");
+    assert_non_null(v);
+    return atof(v + strlen("\"median_us\": "));
+}
+
+/* Against the fake driver (python/tests/fake_libcuda.c, whose events time a
+ * graph launch as its longest path: 1 µs per node, 1 µs more per full edge),
+ * on a programmatic pair s -> u beside a lone t: each mode's figures come
+ * from the graph built its way, modes 3 and 5 from processes of their own
+ * (full edges 3 µs, as declared 2 µs, one chain 4 µs), from standard input
+ * and gated or not; a child that fails says why once, and bench exits with
+ * its status. */
+static void cli_bench_forks_modes_3_and_5(void **state)
+{
+    (void)state;
+    const char *dir = getenv("CUDAG_FAKE_CUDA_DIR");
+    if (!dir) {
+        print_message("no fake driver in this build (no CUDA toolkit)\n");
+        return;
+    }
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%s", dir, old ? ":" : "", old ? old : "");
+    char *saved = old ? strdup(old) : NULL;
+    assert_int_equal(setenv("LD_LIBRARY_PATH", path, 1), 0);
+    assert_int_equal(setenv("CUDAG_FAKE_PATH_TIME", "1", 1), 0);
+    const char *yaml =
+        "cudag: 1\ninclude: cudag_kernels.yaml\nvars: { N: 1024 }\n"
+        "buffers:\n"
+        "  x: { type: f32, count: N, init: random }\n"
+        "  a: { type: f32, count: N }\n  b: { type: f32, count: N }\n"
+        "  c: { type: f32, count: N }\n"
+        "nodes:\n"
+        "  s: { kernel: scale_f32, grid: 4, block: 256, args: [x, a, 2.0, N] }\n"
+        "  u: { kernel: add_f32, grid: 4, block: 256, args: [a, x, b, N],\n"
+        "       after: {s: programmatic} }\n"
+        "  t: { kernel: scale_f32, grid: 4, block: 256, args: [x, c, 3.0, N] }\n";
+    for (int gate = 0; gate < 2; gate++) {
+        result *r = RUN_IN(yaml, "bench", "--json", gate ? "--gate" : "-q",
+                           "--iters", "5", "--warmup", "1", "--host-repeats",
+                           "1", "-");
+        assert_int_equal(r->status, 0);
+        assert_true(bench_median(r->out, "graph_full") == 3.0);
+        assert_true(bench_median(r->out, "graph") == 2.0);
+        assert_true(bench_median(r->out, "graph_serial") == 4.0);
+        assert_non_null(strstr(bench_mode(r->out, "graph_full"),
+                               "\"own_process\": true"));
+        assert_non_null(strstr(bench_mode(r->out, "graph_serial"),
+                               "\"own_process\": true"));
+        assert_non_null(strstr(bench_mode(r->out, "graph"),
+                               "\"own_process\": false"));
+        assert_non_null(strstr(bench_mode(r->out, "stream"),
+                               "\"own_process\": false"));
+    }
+    /* The fake has one device: mode 3's process is the first to look. */
+    result *r = RUN("bench", "--device", "1", "graphs/fork_join.yaml");
+    assert_int_equal(r->status, 2);
+    assert_string_equal(r->err, "error: there is no CUDA device 1 (this "
+                                "machine has 1)\n");
+    assert_string_equal(r->out, "");
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(saved);
+    unsetenv("CUDAG_FAKE_PATH_TIME");
+}
+
 static void cli_gpu_commands_without_a_driver(void **state)
 {
     (void)state;
@@ -614,6 +686,7 @@ int main(void)
         cmocka_unit_test(cli_dot_output_and_render),
         cmocka_unit_test(cli_gpu_commands_without_a_driver),
         cmocka_unit_test(cli_bench_times_modes_3_and_5_alone),
+        cmocka_unit_test(cli_bench_forks_modes_3_and_5),
         cmocka_unit_test(cli_help_lists_each_option_that_applies_once),
         cmocka_unit_test(cli_check_reads_standard_input),
         cmocka_unit_test(cli_counts_are_singular_for_one),
