@@ -328,6 +328,15 @@ static const char *bench_mode(const char *out, const char *mode)
     return obj;
 }
 
+/* The median of `mode` in bench's JSON. */
+static double bench_median(const char *out, const char *mode)
+{
+    const char *m = bench_mode(out, mode);
+    const char *v = strstr(m, "\"median_us\": ");
+    assert_non_null(v);
+    return atof(v + strlen("\"median_us\": "));
+}
+
 /* Where a driver is: bench times modes 3 and 5 each in a process of its
  * own and gets their figures back, from a file, from standard input and
  * for a graph with a loop (no stream modes); a child that fails says why
@@ -355,10 +364,9 @@ static void cli_bench_times_modes_3_and_5_alone(void **state)
         const char *own[] = {"graph_full", "graph_serial"};
         const char *here[] = {"stream", "stream_pdl", "graph"};
         for (int i = 0; i < 2; i++) {
-            const char *m = bench_mode(r->out, own[i]);
-            assert_non_null(strstr(m, "\"own_process\": true"));
-            double med = atof(strstr(m, "\"median_us\": ") + 14);
-            assert_true(med > 0);
+            assert_non_null(strstr(bench_mode(r->out, own[i]),
+                                   "\"own_process\": true"));
+            assert_true(bench_median(r->out, own[i]) > 0);
         }
         for (int i = 0; i < 3; i++)
             assert_non_null(strstr(bench_mode(r->out, here[i]),
@@ -374,15 +382,6 @@ static void cli_bench_times_modes_3_and_5_alone(void **state)
     assert_int_not_equal(r->status, 0);
     assert_non_null(strstr(r->err, "device"));
     assert_ptr_equal(strchr(r->err, '\n'), r->err + strlen(r->err) - 1);
-}
-
-/* The median of `mode` in bench's JSON. */
-static double bench_median(const char *out, const char *mode)
-{
-    const char *m = bench_mode(out, mode);
-    const char *v = strstr(m, "\"median_us\": ");
-    assert_non_null(v);
-    return atof(v + strlen("\"median_us\": "));
 }
 
 /* Against the fake driver (python/tests/fake_libcuda.c, whose events time a

@@ -64,6 +64,9 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i);
 /* Options for the library, pointing back into c (valid while c lives). */
 cudag_options cli_options(cli *c);
 
+/* Instantiation options from c: --device, the flags, diagnostics printed. */
+cudag_exec_options cli_exec_options(cli *c);
+
 /* The diagnostic callback: prints "file:line:col: error: msg", then the
  * source line and a caret under the column.  user is the cli. */
 void cli_diag(void *user, const cudag_error *e);

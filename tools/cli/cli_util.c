@@ -167,6 +167,18 @@ cudag_options cli_options(cli *c)
     return o;
 }
 
+cudag_exec_options cli_exec_options(cli *c)
+{
+    cudag_exec_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.size = sizeof eo;
+    eo.device = c->device;
+    eo.flags = c->flags;
+    eo.diag = cli_diag;
+    eo.diag_user = c;
+    return eo;
+}
+
 /* Writes n bytes of s with control bytes (an ESC sequence in a hostile file
  * could retitle or reprogram the terminal) shown as \xNN instead; tabs
  * stay, so carets still line up. */

@@ -195,11 +195,9 @@ static int host_repeat(bench *b, const char *file, const cudag_graph *g,
     cudag_options o = cli_options(b->c);
     o.diag = NULL;
     o.diag_user = NULL;
-    cudag_exec_options eo;
-    memset(&eo, 0, sizeof eo);
-    eo.size = sizeof eo;
-    eo.device = b->c->device;
-    eo.flags = b->c->flags;
+    cudag_exec_options eo = cli_exec_options(b->c);
+    eo.diag = NULL;
+    eo.diag_user = NULL;
     int rc = CLI_OK;
     double *col[5] = {v, v + r, v + 2 * r, v + 3 * r, v + 4 * r};
     col[0][0] = first->parse_check, col[1][0] = first->load;
@@ -431,13 +429,7 @@ static int load_exec(bench *b, const cudag_graph *g, double parse_ms,
     double driver_ms = ms_since(&t0);
     mem->context = rss_kib();
 
-    cudag_exec_options eo;
-    memset(&eo, 0, sizeof eo);
-    eo.size = sizeof eo;
-    eo.device = c->device;
-    eo.flags = c->flags;
-    eo.diag = cli_diag;
-    eo.diag_user = c;
+    cudag_exec_options eo = cli_exec_options(c);
     cudag_error err;
     if (cudag_instantiate(g, &eo, &b->x, &err) != CUDAG_OK)
         return fail(b, &err);
@@ -455,12 +447,10 @@ static int load_exec(bench *b, const cudag_graph *g, double parse_ms,
  * and times it.  The parent prints the diagnostics, when it instantiates. */
 static int time_own_graph(bench *b, const cudag_graph *g, int mode, stats *st)
 {
-    cudag_exec_options eo;
-    memset(&eo, 0, sizeof eo);
-    eo.size = sizeof eo;
-    eo.device = b->c->device;
-    eo.flags = b->c->flags | (mode == CUDAG_REPLAY_GRAPH_FULL ? CUDAG_NO_PDL
-                                                              : CUDAG_SERIALIZE);
+    cudag_exec_options eo = cli_exec_options(b->c);
+    eo.flags |= mode == CUDAG_REPLAY_GRAPH_FULL ? CUDAG_NO_PDL : CUDAG_SERIALIZE;
+    eo.diag = NULL;
+    eo.diag_user = NULL;
     cudag_error err;
     if (cudag_instantiate(g, &eo, &b->x, &err) != CUDAG_OK)
         return fail(b, &err);

@@ -444,13 +444,7 @@ static int run(cli *c, const run_opts *o)
             return CLI_EUSAGE;
         }
 
-    cudag_exec_options eo;
-    memset(&eo, 0, sizeof eo);
-    eo.size = sizeof eo;
-    eo.device = c->device;
-    eo.flags = c->flags;
-    eo.diag = cli_diag;
-    eo.diag_user = c;
+    cudag_exec_options eo = cli_exec_options(c);
     cudag_exec *x = NULL;
     cudag_error err;
     float *t = NULL, *w = NULL;
