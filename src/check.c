@@ -676,6 +676,49 @@ static void check_unset(cudag__checker *c, uint32_t i)
                       cd->name, what, n->name, does, cd->value);
 }
 
+/* True when kernel node n of g provably sets its condition to 1 every
+ * time it runs: the kernels library's cond_count_i32 (counter[0] += 1;
+ * c = counter[0] < k) given a k beyond what its i32 counter reaches. */
+static bool sets_one(const cudag_graph *g, const cudag__node *n)
+{
+    if (n->kind != CUDAG_NODE_KERNEL || n->u.k.nargs != 3)
+        return false;
+    const cudag__sig *s = &g->sigs[n->u.k.sig];
+    const cudag__arg *k = &n->u.k.args[1];
+    return strcmp(s->name, "cond_count_i32") == 0 && k->kind == CUDAG_ARG_INT &&
+           k->i > INT32_MAX;
+}
+
+/* A while node's condition set in its body, but by kernels that set it only
+ * to 1 (sets_one): once the body runs, it runs forever.  Reports the first
+ * such setter where every setter of condition i is one. */
+static void check_sets_one(cudag__checker *c, uint32_t i)
+{
+    const cudag__cond_setter *first = NULL;
+    for (uint32_t j = 0; j < c->nsetters; j++) {
+        const cudag__cond_setter *s = &c->setters[j];
+        if (s->cond != i)
+            continue;
+        if (!sets_one(s->at.g, &s->at.g->nodes[s->at.node]))
+            return;
+        if (!first)
+            first = s;
+    }
+    if (!first)
+        return;
+    const cudag__cond_user *u = &c->cond_node[i];
+    const cudag__node *setter = &first->at.g->nodes[first->at.node];
+    cudag__pos at = setter->u.k.args[1].pos.line ? setter->u.k.args[1].pos
+                                                 : first->at.pos;
+    cudag__check_warn(c, CUDAG_ECHECK, at,
+                      "node '%s' sets condition '%s' only to 1: "
+                      "cond_count_i32's i32 counter never reaches k = %lld, "
+                      "so while node '%s' runs its body forever",
+                      setter->name, c->g->conds[i].name,
+                      (long long)setter->u.k.args[1].i,
+                      u->g->nodes[u->node].name);
+}
+
 /* Every condition: read by one conditional node, set by kernels in that
  * node's graph or its bodies (where the handle is valid).  nset: 2 × (conds
  * + 1) zeroed words of scratch. */
@@ -720,6 +763,8 @@ static void check_conds(cudag__checker *c, uint32_t *nset)
                               "condition '%s': once the body runs, it runs "
                               "forever",
                               n->name, g->conds[i].name);
+        else if (n->u.cnd.type == CUDAG_COND_WHILE)
+            check_sets_one(c, i);
     }
 }
 
