@@ -179,7 +179,9 @@ static void sandbox_remove(void)
 
 /* Makes the sandbox:  top/ (the input's directory, with the include targets
  * the seed files name: the kernels manifest, the schema corpus' common.yaml,
- * lib/, the 17-file chain of tests/data/bad/deep/, and a FIFO, which must
+ * lib/, the 17-file chain of tests/data/bad/deep/, child graph files and a
+ * module of each form (tests/fuzz/sandbox/, tests/data/code/: CUDA source,
+ * fatbin, PTX), and a FIFO, which must
  * not make a load wait), inc/ (what tests/data/bad reaches as ../inc/) and
  * extra/ (the include directory). */
 static void sandbox_make(void)
@@ -213,6 +215,14 @@ static void sandbox_make(void)
         {"tests/data/inc/cycle_a.yaml", "inc/cycle_a.yaml"},
         {"tests/data/inc/cycle_b.yaml", "inc/cycle_b.yaml"},
         {"tests/data/inc/nodes_a.yaml", "inc/nodes_a.yaml"},
+        /* Child graph files, and a module of each form, for the seeds of
+         * tests/fuzz/seeds/ (every kind in every container). */
+        {"tests/fuzz/sandbox/layer.yaml", "top/layer.yaml"},
+        {"tests/fuzz/sandbox/leaf.yaml", "top/leaf.yaml"},
+        {"tests/fuzz/sandbox/layer_cu.yaml", "top/layer_cu.yaml"},
+        {"tests/data/code/user.cu", "top/user.cu"},
+        {"tests/data/code/user.fatbin", "top/user.fatbin"},
+        {"tests/data/code/user.ptx", "top/user.ptx"},
     };
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         plant(root, files[i][0], files[i][1]);
