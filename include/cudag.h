@@ -65,7 +65,8 @@ extern "C" {
     X(ECUDA, -19, "CUDA driver error")                                        \
     X(ENOTSUP, -20, "not supported")                                          \
     X(ESTATE, -21, "operation not valid in this state")                       \
-    X(EPDL, -22, "programmatic edge not safe on this device")
+    X(EPDL, -22, "programmatic edge not safe on this device")                 \
+    X(ETIMEOUT, -23, "replay did not finish in time; the context is lost")
 
 typedef enum cudag_status {
 #define CUDAG__ENUM(name, value, text) CUDAG_##name = value,
@@ -659,6 +660,11 @@ typedef struct cudag_exec_options {
     cudag_diag_fn diag;         /* warnings (downgraded edges, …) */
     void *diag_user;
     const char *const *include_dirs; /* unused here; reserved */
+    /* Milliseconds every wait of the exec for its replays (cudag_exec_sync,
+     * cudag_exec_read and _write, the timings) waits at most; 0 waits
+     * forever.  A wait that runs out returns CUDAG_ETIMEOUT and the exec is
+     * lost: see cudag_exec_sync. */
+    unsigned timeout_ms;
 } cudag_exec_options;
 
 /*
@@ -705,7 +711,21 @@ CUDAG_API int cudag_bind_buffer(cudag_graph *g, const char *buffer,
 CUDAG_API int cudag_exec_launch(cudag_exec *x, unsigned times,
                                 cudag_error *err);
 
-/* Waits for every launch so far; reports asynchronous kernel faults. */
+/*
+ * Waits for every launch so far; reports asynchronous kernel faults.  With
+ * a timeout in the exec's options (timeout_ms), polls instead and gives up
+ * when the launches have not finished in time (a `while` node whose
+ * condition never clears, a kernel that never returns): CUDAG_ETIMEOUT,
+ * positioned at the graph's first `while` node, whose message names every
+ * `while` node of the graph (file:line:col) as the ones that may still be
+ * looping (the driver cannot tell which node runs) and says that the
+ * context is lost.  The driver cannot stop a graph that runs: the exec is
+ * then lost, every later call on it fails with CUDAG_ESTATE, and
+ * cudag_exec_destroy frees only its host memory (it does not wait; its
+ * device memory, modules and stream stay with the context).  The context
+ * stays busy until the process exits, which is the only way to get the
+ * device back: the library never exits, the program must.
+ */
 CUDAG_API int cudag_exec_sync(cudag_exec *x, cudag_error *err);
 
 /* The CUstream the exec launches on (as void*). */

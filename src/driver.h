@@ -40,12 +40,14 @@
     X(cuStreamCreate, 2000)                                                    \
     X(cuStreamDestroy, 4000)                                                   \
     X(cuStreamSynchronize, 2000)                                               \
+    X(cuStreamQuery, 2000)                                                     \
     X(cuStreamBeginCapture, 10010)                                             \
     X(cuStreamEndCapture, 10000)                                               \
     X(cuLaunchHostFunc, 10000)                                                 \
     X(cuEventCreate, 2000)                                                     \
     X(cuEventRecord, 2000)                                                     \
     X(cuEventSynchronize, 2000)                                                \
+    X(cuEventQuery, 2000)                                                      \
     X(cuEventElapsedTime, 2000)                                                \
     X(cuEventDestroy, 4000)                                                    \
     X(cuMemGetInfo, 3020)                                                      \

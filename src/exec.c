@@ -5,8 +5,10 @@
 #include "lower.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* NVTX ranges around the stages when CUDAG_NVTX is set, so a profiler's
  * timeline shows where instantiation spends its time.  NVTX 3 is header
@@ -88,7 +90,95 @@ int cudag__exec_begin(const cudag_exec *x, const char *fn, cudag_error *err)
     if (!x)
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "%s: exec is NULL", fn);
+    if (x->lost)
+        return cudag__fail_at(err, CUDAG_ESTATE, CUDAG__NOPOS,
+                              "%s: the exec is lost: a replay of graph '%s' "
+                              "ran past its %u ms timeout and cannot be "
+                              "stopped; end the process to free the device",
+                              fn, x->g->name, x->timeout_ms);
     return cudag__exec_enter(x, err);
+}
+
+/* ---- waiting for replays ------------------------------------------------ */
+
+/* Appends to buf (size n, used *at) what printf would write, cut at n. */
+static void append(char *buf, size_t n, size_t *at, const char *fmt, ...)
+    CUDAG__PRINTF(4, 5);
+static void append(char *buf, size_t n, size_t *at, const char *fmt, ...)
+{
+    if (*at >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *at, n - *at, fmt, ap);
+    va_end(ap);
+    *at = k < 0 ? n : *at + (size_t)k < n ? *at + (size_t)k : n;
+}
+
+/* The wait ran out: marks the exec lost and reports it, positioned at the
+ * graph's first while node.  The driver can say that the stream has not
+ * finished, not which node runs, so every while node of the graph's tree
+ * (bodies and child graphs included) is named as one that may loop. */
+static int timed_out(cudag_exec *x, cudag_error *err)
+{
+    x->lost = true;
+    char list[640];
+    size_t at = 0;
+    unsigned n = 0, shown = 0;
+    cudag__pos first = CUDAG__NOPOS;
+    uint32_t nn = cudag__tree_nnodes(x->g);
+    for (uint32_t i = 0; i < nn; i++) {
+        const cudag__node *nd = cudag__tree_node(x->g, i);
+        if (nd->kind != CUDAG_NODE_CONDITIONAL ||
+            nd->u.cnd.type != CUDAG_COND_WHILE)
+            continue;
+        if (n++ == 0)
+            first = nd->pos;
+        if (at + 160 > sizeof list)
+            continue;
+        shown++;
+        append(list, sizeof list, &at, "%s'%s'", shown > 1 ? ", " : "",
+               nd->name);
+        if (nd->pos.file && nd->pos.line)
+            append(list, sizeof list, &at, " (%s:%u:%u)", nd->pos.file,
+                   nd->pos.line, nd->pos.col);
+    }
+    if (n > shown)
+        append(list, sizeof list, &at, " and %u more", n - shown);
+    return cudag__fail_at(
+        err, CUDAG_ETIMEOUT, first,
+        "graph '%s' has not finished after %u ms: %s%s; a running graph "
+        "cannot be stopped, so the exec's CUDA context is lost: end the "
+        "process to free the device",
+        x->g->name, x->timeout_ms,
+        n ? (n == 1 ? "its while node may still be looping (the driver "
+                      "cannot tell which node runs): "
+                    : "one of its while nodes may still be looping (the "
+                      "driver cannot tell which node runs): ")
+          : "it has no while node, so a kernel may never return",
+        n ? list : "");
+}
+
+int cudag__exec_wait(cudag_exec *x, CUevent e, CUresult *r, cudag_error *err)
+{
+    const cudag__drv *d = x->gpu.drv;
+    if (!x->timeout_ms) {
+        *r = e ? d->cuEventSynchronize(e) : d->cuStreamSynchronize(x->gpu.stream);
+        return *r == CUDA_SUCCESS ? CUDAG_OK : CUDAG_ECUDA;
+    }
+    uint64_t deadline = cudag__now_ns() + (uint64_t)x->timeout_ms * 1000000u;
+    long nap_ns = 10000;
+    /* Short naps first (a replay that is nearly done costs little), up to
+     * 1 ms between queries (a host that waits long costs no CPU). */
+    while ((*r = e ? d->cuEventQuery(e) : d->cuStreamQuery(x->gpu.stream)) ==
+           CUDA_ERROR_NOT_READY) {
+        if (cudag__now_ns() >= deadline)
+            return timed_out(x, err);
+        struct timespec ts = {0, nap_ns};
+        nanosleep(&ts, NULL);
+        nap_ns = nap_ns < 500000 ? nap_ns * 2 : 1000000;
+    }
+    return *r == CUDA_SUCCESS ? CUDAG_OK : CUDAG_ECUDA;
 }
 
 /* ---- initial contents ----------------------------------------------------- */
@@ -563,6 +653,7 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
                                                : CUDAG_COND_NO_DEFAULT;
     x->gpu.drv = d;
     x->flags = o.flags;
+    x->timeout_ms = o.timeout_ms;
     x->diag = o.diag;
     x->diag_user = o.diag_user;
     bool pushed;
@@ -620,16 +711,39 @@ int cudag_instantiate(const cudag_graph *g, const cudag_exec_options *opts,
     return CUDAG_OK;
 }
 
+/* A lost exec's replay still runs: waiting for it would never return, and
+ * freeing what it uses (cuMemFree, cuLibraryUnload, cuGraphExecDestroy,
+ * the primary context's release) could wait for it too or pull memory from
+ * under it.  So the exec forgets those handles, which stay with the context
+ * until the process ends, as do the records of a gemm node's workspace
+ * (the built graphs' keep lists, freed by a release that frees device
+ * memory).  What remains to release does not wait: the template graphs,
+ * events and the stream (the driver defers their release to the end of
+ * their work), and host memory. */
+static void forget_running(cudag_exec *x)
+{
+    x->gexec = x->full.gexec = x->serial.gexec = NULL;
+    x->built.keep = x->full.built.keep = x->serial.built.keep = NULL;
+    for (uint32_t b = 0; b < x->nbuffers; b++)
+        x->alloc[b] = 0;
+    if (x->code.libs)
+        for (uint32_t m = 0; m < x->code.nmodules; m++)
+            x->code.libs[m] = NULL;
+    x->own_ctx = false;
+}
+
 void cudag_exec_destroy(cudag_exec *x)
 {
     if (!x)
         return;
     const cudag__drv *d = x->gpu.drv;
+    if (x->lost)
+        forget_running(x);
     if (d && x->gpu.ctx) {
         /* Teardown goes on through failures: each release is independent,
          * and a handle half-released is better than one leaked whole. */
         bool pushed = d->cuCtxPushCurrent(x->gpu.ctx) == CUDA_SUCCESS;
-        if (x->gpu.stream)
+        if (x->gpu.stream && !x->lost)
             (void)d->cuStreamSynchronize(x->gpu.stream);
         cudag__exec_drop_replays(x);
         for (int i = 0; i < 2; i++)
@@ -686,8 +800,8 @@ int cudag_exec_sync(cudag_exec *x, cudag_error *err)
     int rc = cudag__exec_begin(x, "cudag_exec_sync", err);
     if (rc != CUDAG_OK)
         return rc;
-    CUresult r = x->gpu.drv->cuStreamSynchronize(x->gpu.stream);
-    if (r != CUDA_SUCCESS)
+    CUresult r;
+    if ((rc = cudag__exec_wait(x, NULL, &r, err)) == CUDAG_ECUDA)
         rc = cudag__cu_fail(err, x->gpu.drv, r, CUDAG__NOPOS,
                             "cuStreamSynchronize: a replay of graph '%s' "
                             "failed",
@@ -740,19 +854,27 @@ static int copy(cudag_exec *x, const char *buffer, void *host, size_t bytes,
                             (unsigned long long)cudag__buffer_bytes(
                                 &x->g->buffers[b]),
                             bytes);
+    const cudag__drv *d = x->gpu.drv;
+    CUresult r = CUDA_SUCCESS;
+    /* A copy to or from pageable memory may wait for the stream inside the
+     * copy call, where no timeout reaches: with one, the replays are waited
+     * for first. */
+    if (rc == CUDAG_OK && x->timeout_ms &&
+        (rc = cudag__exec_wait(x, NULL, &r, err)) == CUDAG_ECUDA)
+        rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS,
+                            "cuStreamSynchronize: before copying buffer '%s'",
+                            buffer);
     if (rc == CUDAG_OK) {
-        const cudag__drv *d = x->gpu.drv;
-        CUresult r = to_device
-                         ? d->cuMemcpyHtoDAsync(x->bufs[b], host, bytes,
-                                                x->gpu.stream)
-                         : d->cuMemcpyDtoHAsync(host, x->bufs[b], bytes,
-                                                x->gpu.stream);
+        r = to_device ? d->cuMemcpyHtoDAsync(x->bufs[b], host, bytes,
+                                             x->gpu.stream)
+                      : d->cuMemcpyDtoHAsync(host, x->bufs[b], bytes,
+                                             x->gpu.stream);
         if (r != CUDA_SUCCESS)
             rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS, "%s: buffer '%s'",
                                 to_device ? "cuMemcpyHtoDAsync"
                                           : "cuMemcpyDtoHAsync",
                                 buffer);
-        else if ((r = d->cuStreamSynchronize(x->gpu.stream)) != CUDA_SUCCESS)
+        else if ((rc = cudag__exec_wait(x, NULL, &r, err)) == CUDAG_ECUDA)
             rc = cudag__cu_fail(err, d, r, CUDAG__NOPOS,
                                 "cuStreamSynchronize: copying buffer '%s'",
                                 buffer);

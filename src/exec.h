@@ -22,6 +22,9 @@ struct cudag_exec {
     bool own_ctx;               /* retained the primary context */
     bool own_stream;
     unsigned flags;             /* cudag_exec_options.flags */
+    unsigned timeout_ms;        /* cudag_exec_options.timeout_ms; 0: none */
+    bool lost;                  /* a wait ran out (cudag__exec_wait): a
+                                   replay still runs and cannot be stopped */
     cudag_diag_fn diag;
     void *diag_user;
     uint32_t nbuffers;
@@ -51,13 +54,23 @@ struct cudag_exec {
     } gate;
 };
 
+/* Waits for event e, or for the exec's stream when e is NULL: with the
+ * driver's synchronize call, or with a timeout (x->timeout_ms) by polling
+ * its query call until the deadline.  The context is current.  Returns
+ * CUDAG_OK; CUDAG_ECUDA with the driver's failure in *r and err untouched,
+ * for the caller to report naming what it waited for; or CUDAG_ETIMEOUT
+ * with err filled (the graph's while nodes named, the context said lost)
+ * and the exec marked lost. */
+int cudag__exec_wait(cudag_exec *x, CUevent e, CUresult *r, cudag_error *err);
+
 /* Makes the exec's context current on this thread (push) / undoes it.
  * cudag__exec_enter fails with the driver's error. */
 int cudag__exec_enter(const cudag_exec *x, cudag_error *err);
 void cudag__exec_leave(const cudag_exec *x);
 
 /* For public function fn: clears *err, refuses a NULL exec (CUDAG_EINVAL,
- * naming fn), and enters its context (cudag__exec_leave undoes it). */
+ * naming fn) and a lost one (CUDAG_ESTATE), and enters its context
+ * (cudag__exec_leave undoes it). */
 int cudag__exec_begin(const cudag_exec *x, const char *fn, cudag_error *err);
 
 /* The flags every CUDA graph of x is instantiated with (device launch, as

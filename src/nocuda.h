@@ -35,6 +35,7 @@ typedef enum cudaError_enum {
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_ILLEGAL_STATE = 401,
     CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_LAUNCH_TIMEOUT = 702,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
@@ -234,6 +235,7 @@ typedef CUresult (*PFN_cuCtxSynchronize_v2000)(void);
 typedef CUresult (*PFN_cuStreamCreate_v2000)(CUstream *, unsigned);
 typedef CUresult (*PFN_cuStreamDestroy_v4000)(CUstream);
 typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream);
+typedef CUresult (*PFN_cuStreamQuery_v2000)(CUstream);
 typedef CUresult (*PFN_cuStreamBeginCapture_v10010)(CUstream,
                                                     CUstreamCaptureMode);
 typedef CUresult (*PFN_cuStreamEndCapture_v10000)(CUstream, CUgraph *);
@@ -241,6 +243,7 @@ typedef CUresult (*PFN_cuLaunchHostFunc_v10000)(CUstream, CUhostFn, void *);
 typedef CUresult (*PFN_cuEventCreate_v2000)(CUevent *, unsigned);
 typedef CUresult (*PFN_cuEventRecord_v2000)(CUevent, CUstream);
 typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent);
+typedef CUresult (*PFN_cuEventQuery_v2000)(CUevent);
 typedef CUresult (*PFN_cuEventElapsedTime_v2000)(float *, CUevent, CUevent);
 typedef CUresult (*PFN_cuEventDestroy_v4000)(CUevent);
 typedef CUresult (*PFN_cuMemGetInfo_v3020)(size_t *, size_t *);

@@ -75,10 +75,12 @@ static int time_one(cudag_exec *x, cudag_replay how, const CUevent e[2],
     }
     if (rc != CUDAG_OK)
         return rc;
-    if ((r = d->cuEventSynchronize(e[1])) != CUDA_SUCCESS)
+    if ((rc = cudag__exec_wait(x, e[1], &r, err)) == CUDAG_ECUDA)
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
                               "cuEventSynchronize after a replay (a kernel "
                               "failed?)");
+    if (rc != CUDAG_OK)
+        return rc;
     if (gated && atomic_load(&x->gate.gave_up))
         return cudag__fail_at(
             err, CUDAG_ELIMIT, CUDAG__NOPOS,
@@ -104,7 +106,7 @@ static int timed(cudag_exec *x, cudag_replay how, unsigned warmup,
     for (unsigned i = 0; i < warmup && rc == CUDAG_OK; i++)
         rc = cudag__replay_once(x, how, err);
     if (rc == CUDAG_OK &&
-        (r = d->cuStreamSynchronize(x->gpu.stream)) != CUDA_SUCCESS)
+        (rc = cudag__exec_wait(x, NULL, &r, err)) == CUDAG_ECUDA)
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
                               "cuStreamSynchronize after the warm-up");
     for (unsigned i = 0; i < iters && rc == CUDAG_OK; i++)
@@ -199,10 +201,13 @@ static int back_to_back(cudag_exec *x, cudag_replay how, unsigned iters,
         if ((r = d->cuEventRecord(ev[i + 1], s)) != CUDA_SUCCESS)
             return cudag__cu_fail(err, d, r, CUDAG__NOPOS, "cuEventRecord");
     }
-    if ((r = d->cuStreamSynchronize(s)) != CUDA_SUCCESS)
+    int rc = cudag__exec_wait(x, NULL, &r, err);
+    if (rc == CUDAG_ECUDA)
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
                               "cuStreamSynchronize after the timed replays "
                               "(a kernel failed?)");
+    if (rc != CUDAG_OK)
+        return rc;
     for (unsigned i = 0; i < iters; i++)
         if ((r = d->cuEventElapsedTime(&ms[i], ev[i], ev[i + 1])) !=
             CUDA_SUCCESS)
@@ -223,10 +228,12 @@ static int timed_back_to_back(cudag_exec *x, cudag_replay how, unsigned warmup,
         rc = cudag__replay_once(x, how, err);
     if (rc != CUDAG_OK)
         return rc;
-    CUresult r = d->cuStreamSynchronize(x->gpu.stream);
-    if (r != CUDA_SUCCESS)
+    CUresult r;
+    if ((rc = cudag__exec_wait(x, NULL, &r, err)) == CUDAG_ECUDA)
         return cudag__cu_fail(err, d, r, CUDAG__NOPOS,
                               "cuStreamSynchronize after the warm-up");
+    if (rc != CUDAG_OK)
+        return rc;
     if (!iters)
         return CUDAG_OK;
     unsigned made = 0;

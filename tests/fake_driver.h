@@ -139,6 +139,16 @@ typedef struct fake_state {
     void *host_fn_arg;
     long host_fns;              /* host functions run */
     int host_fn_at_once;
+    /* With runaway set, a while loop past FAKE_MAXITER iterations does not
+     * fail its launch: it keeps running, as on a device (busy), and the
+     * stream never completes: cuStreamQuery and cuEventQuery answer
+     * CUDA_ERROR_NOT_READY, later launches queue behind it.  A call that
+     * would wait for it forever or pull memory from under it
+     * (synchronize, cuMemFree, cuLibraryUnload, cuGraphExecDestroy, the
+     * primary context's release) is counted in busy_waits and fails with
+     * CUDA_ERROR_LAUNCH_TIMEOUT (so a test sees it instead of hanging). */
+    int runaway, busy;
+    long busy_waits;
 } fake_state;
 
 /* Handles are offset so that 0, an unset parameter, is never one. */
@@ -286,6 +296,15 @@ static int fake_tick(const char *name)
     do {                                                                       \
         if (fake_tick(name))                                                   \
             return CUDA_ERROR_UNKNOWN;                                         \
+    } while (0)
+
+/* A call that a device running away would never let return (runaway). */
+#define FAKE_NOT_WHILE_BUSY()                                                  \
+    do {                                                                       \
+        if (F.busy) {                                                          \
+            F.busy_waits++;                                                    \
+            return CUDA_ERROR_LAUNCH_TIMEOUT;                                  \
+        }                                                                      \
     } while (0)
 
 /* ---- graphs and capture ---------------------------------------------------- */
@@ -447,6 +466,7 @@ static CUresult fk_PrimaryCtxRelease(CUdevice d)
 {
     (void)d;
     FAKE_CALL("cuDevicePrimaryCtxRelease");
+    FAKE_NOT_WHILE_BUSY();
     F.retained--;
     return CUDA_SUCCESS;
 }
@@ -473,6 +493,7 @@ static CUresult fk_CtxGetDevice(CUdevice *d)
 static CUresult fk_CtxSynchronize(void)
 {
     FAKE_CALL("cuCtxSynchronize");
+    FAKE_NOT_WHILE_BUSY();
     return fake_unsafe_in_capture();
 }
 static CUresult fk_StreamCreate(CUstream *s, unsigned f)
@@ -515,6 +536,16 @@ static CUresult fk_StreamSynchronize(CUstream s)
 {
     (void)s;
     FAKE_CALL("cuStreamSynchronize");
+    FAKE_NOT_WHILE_BUSY();
+    fake_run_host_fn();
+    return fake_unsafe_in_capture();
+}
+static CUresult fk_StreamQuery(CUstream s)
+{
+    (void)s;
+    FAKE_CALL("cuStreamQuery");
+    if (F.busy)
+        return CUDA_ERROR_NOT_READY;
     fake_run_host_fn();
     return fake_unsafe_in_capture();
 }
@@ -572,6 +603,16 @@ static CUresult fk_EventSynchronize(CUevent e)
 {
     (void)e;
     FAKE_CALL("cuEventSynchronize");
+    FAKE_NOT_WHILE_BUSY();
+    fake_run_host_fn();
+    return CUDA_SUCCESS;
+}
+static CUresult fk_EventQuery(CUevent e)
+{
+    (void)e;
+    FAKE_CALL("cuEventQuery");
+    if (F.busy)
+        return CUDA_ERROR_NOT_READY;
     fake_run_host_fn();
     return CUDA_SUCCESS;
 }
@@ -613,6 +654,7 @@ static CUresult fk_MemAlloc(CUdeviceptr *p, size_t n)
 static CUresult fk_MemFree(CUdeviceptr p)
 {
     FAKE_CALL("cuMemFree");
+    FAKE_NOT_WHILE_BUSY();
     return fake_drop((void *)(uintptr_t)p) ? CUDA_SUCCESS
                                             : CUDA_ERROR_INVALID_VALUE;
 }
@@ -720,6 +762,7 @@ static CUresult fk_LibraryLoadData(CUlibrary *l, const void *code,
 static CUresult fk_LibraryUnload(CUlibrary l)
 {
     FAKE_CALL("cuLibraryUnload");
+    FAKE_NOT_WHILE_BUSY();
     return fake_drop(l) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fk_LibraryGetKernel(CUkernel *k, CUlibrary l, const char *name)
@@ -1160,8 +1203,12 @@ static CUresult fake_run_conditional(const fake_node *n)
         break;
     case CU_GRAPH_COND_TYPE_WHILE:
         for (long i = 0; c->value && r == CUDA_SUCCESS; i++) {
-            if (i == FAKE_MAXITER)
-                return CUDA_ERROR_LAUNCH_TIMEOUT;
+            if (i == FAKE_MAXITER) {
+                if (!F.runaway)
+                    return CUDA_ERROR_LAUNCH_TIMEOUT;
+                F.busy = 1;
+                return CUDA_SUCCESS;
+            }
             r = fake_run_body(n, 0);
         }
         break;
@@ -1230,8 +1277,8 @@ static CUresult fake_run_graph(fake_node *const *nodes, int nnodes,
             if (done[i] || indeg[i])
                 continue;
             CUresult r = fake_run_node(nodes[i]);
-            if (r != CUDA_SUCCESS)
-                return r;
+            if (r != CUDA_SUCCESS || F.busy)
+                return r;       /* busy: the rest waits behind a runaway */
             done[i] = 1;
             ran++;
             progress = 1;
@@ -1250,6 +1297,8 @@ static CUresult fk_GraphLaunch(CUgraphExec hx, CUstream s)
     (void)s;
     FAKE_CALL("cuGraphLaunch");
     fake_exec *x = (fake_exec *)hx;
+    if (F.busy)
+        return CUDA_SUCCESS;    /* queued behind the graph that runs away */
     /* Each launch starts with the defaults of the handles that have one. */
     for (int c = 0; c < FAKE_MAXC; c++)
         if (F.conds[c].graph &&
@@ -1266,6 +1315,7 @@ static CUresult fk_GraphLaunch(CUgraphExec hx, CUstream s)
 static CUresult fk_ExecDestroy(CUgraphExec x)
 {
     FAKE_CALL("cuGraphExecDestroy");
+    FAKE_NOT_WHILE_BUSY();
     if (F.last_exec == (fake_exec *)x)
         F.last_exec = NULL;
     for (int i = 0; i < F.nobjs; i++)
@@ -1469,12 +1519,14 @@ static const cudag__drv fake_table = {
     .cuStreamCreate = fk_StreamCreate,
     .cuStreamDestroy = fk_StreamDestroy,
     .cuStreamSynchronize = fk_StreamSynchronize,
+    .cuStreamQuery = fk_StreamQuery,
     .cuStreamBeginCapture = fk_BeginCapture,
     .cuStreamEndCapture = fk_EndCapture,
     .cuLaunchHostFunc = fk_LaunchHostFunc,
     .cuEventCreate = fk_EventCreate,
     .cuEventRecord = fk_EventRecord,
     .cuEventSynchronize = fk_EventSynchronize,
+    .cuEventQuery = fk_EventQuery,
     .cuEventElapsedTime = fk_EventElapsedTime,
     .cuEventDestroy = fk_EventDestroy,
     .cuMemGetInfo = fk_MemGetInfo,

@@ -447,6 +447,70 @@ static void cli_bench_forks_modes_3_and_5(void **state)
     unsetenv("CUDAG_FAKE_PATH_TIME");
 }
 
+/* Against the fake driver with CUDAG_FAKE_RUNAWAY (a while loop that does
+ * not end keeps the stream busy, as a device would): `run --timeout` gives
+ * up, names the loop at its position with the source line, says the
+ * context is lost and exits with status 6, its own; --json says the same
+ * as one object.  Bad values are usage errors, and check refuses it. */
+static void cli_run_timeout_reports_a_runaway_loop(void **state)
+{
+    (void)state;
+    result *r = RUN("run", "--timeout", "0", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--timeout takes seconds from 0.001 to "
+                                   "4000000, not '0'"));
+    r = RUN("run", "--timeout", "1s", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    r = RUN("check", "--timeout", "1", "graphs/single.yaml");
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "option '--timeout' applies to run and "
+                                   "bench only"));
+    const char *dir = getenv("CUDAG_FAKE_CUDA_DIR");
+    if (!dir) {
+        print_message("no fake driver in this build (no CUDA toolkit)\n");
+        return;
+    }
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%s", dir, old ? ":" : "", old ? old : "");
+    char *saved = old ? strdup(old) : NULL;
+    assert_int_equal(setenv("LD_LIBRARY_PATH", path, 1), 0);
+    assert_int_equal(setenv("CUDAG_FAKE_RUNAWAY", "1", 1), 0);
+    const char *yaml =
+        "cudag: 1\ninclude: cudag_kernels.yaml\n"
+        "buffers:\n  it: { type: i32, count: 1 }\n"
+        "conditions:\n  more: { default: 1 }\n"
+        "nodes:\n"
+        "  spin:\n"
+        "    while: more\n"
+        "    body:\n"
+        "      next: { kernel: cond_count_i32, grid: 1, block: 32,\n"
+        "              args: [it, 3000000000, more] }\n";
+    r = RUN_IN(yaml, "run", "--timeout", "0.2", "--warmup", "2", "-");
+    assert_int_equal(r->status, 6);
+    assert_string_equal(r->out, "");
+    assert_non_null(strstr(
+        r->err,
+        "<stdin>:8:3: error: graph 'stdin' has not finished after 200 ms: its "
+        "while node may still be looping (the driver cannot tell which node "
+        "runs): 'spin' (<stdin>:8:3); a running graph cannot be stopped, so "
+        "the exec's CUDA context is lost: end the process to free the "
+        "device\n"
+        "    8 |   spin:\n"));
+    /* The warning cudag check gives for the same loop, first. */
+    assert_non_null(strstr(r->err, "sets condition 'more' only to 1"));
+    r = RUN_IN(yaml, "run", "--json", "--timeout", "0.05", "-");
+    assert_int_equal(r->status, 6);
+    assert_non_null(strstr(r->out, "\"exit_status\": 6"));
+    assert_non_null(strstr(r->out, "has not finished after 50 ms"));
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(saved);
+    unsetenv("CUDAG_FAKE_RUNAWAY");
+}
+
 static void cli_gpu_commands_without_a_driver(void **state)
 {
     (void)state;
@@ -504,7 +568,8 @@ static void cli_help_lists_each_option_that_applies_once(void **state)
                                          "  -q, --quiet ", NULL};
     static const char *const gpu[] = {"  --device K ", "  --no-pdl ",
                                       "  --device-launch ", "  --gate ",
-                                      "  --strict ", "  --nvtx ", NULL};
+                                      "  --strict ", "  --nvtx ", "  --timeout S ",
+                                      NULL};
     for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
                                                         "run", "bench", NULL};
          *cmd; cmd++) {
@@ -686,6 +751,7 @@ int main(void)
         cmocka_unit_test(cli_gpu_commands_without_a_driver),
         cmocka_unit_test(cli_bench_times_modes_3_and_5_alone),
         cmocka_unit_test(cli_bench_forks_modes_3_and_5),
+        cmocka_unit_test(cli_run_timeout_reports_a_runaway_loop),
         cmocka_unit_test(cli_help_lists_each_option_that_applies_once),
         cmocka_unit_test(cli_check_reads_standard_input),
         cmocka_unit_test(cli_counts_are_singular_for_one),

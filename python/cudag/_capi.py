@@ -74,6 +74,7 @@ class cudag_exec_options(Structure):
         ("size", c_size_t), ("device", c_int), ("context", c_void_p),
         ("stream", c_void_p), ("flags", c_uint), ("diag", DIAG_FN),
         ("diag_user", c_void_p), ("include_dirs", POINTER(c_char_p)),
+        ("timeout_ms", c_uint),
     ]
 
 
@@ -132,6 +133,7 @@ EUNKNOWN = -6
 ETYPE = -8
 ERANGE = -13
 ESTATE = -21
+ETIMEOUT = -23
 
 NO_PDL, STRICT, WERROR, NVTX, DEVICE_LAUNCH = 1, 2, 4, 8, 64
 SEV_ERROR, SEV_WARNING, SEV_NOTE = 0, 1, 2

@@ -4,6 +4,7 @@ module translates arguments, results, errors and lifetimes."""
 
 from __future__ import annotations
 
+import math
 import os
 from ctypes import byref, c_int, c_size_t, c_uint64, c_void_p, sizeof
 from dataclasses import dataclass
@@ -91,6 +92,18 @@ def _flags(strict=False, werror=False, no_pdl=False, nvtx=False,
     return ((C.STRICT if strict else 0) | (C.WERROR if werror else 0) |
             (C.NO_PDL if no_pdl else 0) | (C.NVTX if nvtx else 0) |
             (C.DEVICE_LAUNCH if device_launch else 0))
+
+
+def _timeout_ms(timeout) -> int:
+    """Seconds (None: no timeout) as the whole milliseconds of
+    cudag_exec_options.timeout_ms, rounded up."""
+    if timeout is None:
+        return 0
+    ms = math.ceil(float(timeout) * 1000)
+    if not 0 < ms <= 0xFFFFFFFF:
+        raise ValueError(f"timeout must be a positive number of seconds up "
+                         f"to {0xFFFFFFFF // 1000}, not {timeout!r}")
+    return ms
 
 
 def load(path, defines: Mapping | None = None, include_dirs: Iterable = (),
@@ -396,7 +409,8 @@ class Graph(Closable):
     def instantiate(self, device: int = 0, stream=None,
                     bind: Mapping | None = None, no_pdl: bool = False,
                     strict: bool = False, werror: bool = False,
-                    nvtx: bool = False, device_launch: bool = False) -> Exec:
+                    nvtx: bool = False, device_launch: bool = False,
+                    timeout: float | None = None) -> Exec:
         """Builds the CUDA graph on CUDA device `device` and instantiates it.
 
         `stream`: where launches go (a torch.cuda.Stream, a cupy Stream,
@@ -408,7 +422,13 @@ class Graph(Closable):
         `device_launch`: instantiate for device launch (CUDAG_DEVICE_LAUNCH),
         so that a launch costs the host a few µs whatever the graph's shape
         (kernel, memset, memcpy and child-graph nodes only).  Raises
-        cudag.Error; warnings are issued as GraphWarning."""
+        `timeout`: seconds every wait for the replays (sync, read,
+        write, the timings) waits at most (timeout_ms); None waits forever.
+        A wait that runs out raises cudag.Error with status
+        "CUDAG_ETIMEOUT", naming the graph's while nodes: the replay
+        cannot be stopped, the Exec is lost (every later call raises
+        CUDAG_ESTATE) and the device stays busy until the process exits.
+        Raises cudag.Error; warnings are issued as GraphWarning."""
         h = self._handle()
         s = A.stream_handle(stream)
         views = {n: self._bind(n, a, device, s) for n, a in
@@ -426,7 +446,8 @@ class Graph(Closable):
                                  device=device, stream=s,
                                  flags=_flags(strict, werror, no_pdl, nvtx,
                                               device_launch),
-                                 diag=col.fn)
+                                 diag=col.fn,
+                                 timeout_ms=_timeout_ms(timeout))
         x = c_void_p()
         if lib.cudag_instantiate(h, byref(o), byref(x), byref(err)) != C.OK:
             raise col.error(err)

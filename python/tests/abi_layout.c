@@ -25,7 +25,7 @@ int main(void)
     AT(cudag_exec_options, device), AT(cudag_exec_options, context);
     AT(cudag_exec_options, stream), AT(cudag_exec_options, flags);
     AT(cudag_exec_options, diag), AT(cudag_exec_options, diag_user);
-    AT(cudag_exec_options, include_dirs);
+    AT(cudag_exec_options, include_dirs), AT(cudag_exec_options, timeout_ms);
     SIZE(cudag_param);
     AT(cudag_param, name), AT(cudag_param, type);
     SIZE(cudag_init);
@@ -57,9 +57,9 @@ int main(void)
     printf("CUDAG_TYPE_F64 %d\nCUDAG_TYPE_PTR %d\n", CUDAG_TYPE_F64,
            CUDAG_TYPE_PTR);
     printf("CUDAG_EINVAL %d\nCUDAG_EUNKNOWN %d\nCUDAG_ETYPE %d\n"
-           "CUDAG_ERANGE %d\nCUDAG_ESTATE %d\n",
+           "CUDAG_ERANGE %d\nCUDAG_ESTATE %d\nCUDAG_ETIMEOUT %d\n",
            CUDAG_EINVAL, CUDAG_EUNKNOWN, CUDAG_ETYPE, CUDAG_ERANGE,
-           CUDAG_ESTATE);
+           CUDAG_ESTATE, CUDAG_ETIMEOUT);
     printf("CUDAG_NO_PDL %u\nCUDAG_STRICT %u\nCUDAG_WERROR %u\n"
            "CUDAG_NVTX %u\n",
            (unsigned)CUDAG_NO_PDL, (unsigned)CUDAG_STRICT,

@@ -21,7 +21,14 @@ FAKE_EXPORT unsigned long long fake_instantiate_flags(void);
  * libcudag has no seam: it finds the table through cuGetProcAddress_v2. */
 void cudag__driver_override(const cudag__drv *t) { (void)t; }
 
-__attribute__((constructor)) static void fake_start(void) { fake_reset(); }
+/* CUDAG_FAKE_RUNAWAY: a while loop that does not end keeps the stream busy
+ * for good (fake_state.runaway), as a device would, instead of failing its
+ * launch: what `cudag run --timeout` is for. */
+__attribute__((constructor)) static void fake_start(void)
+{
+    fake_reset();
+    F.runaway = getenv("CUDAG_FAKE_RUNAWAY") != NULL;
+}
 
 /* With CUDAG_FAKE_PATH_TIME set, events measure a model of the device's time
  * instead of a constant: a graph launch takes its longest path, 1 µs per

@@ -15,7 +15,8 @@ enum {
     CLI_EUSAGE = 2,     /* bad command line */
     CLI_ENODRIVER = 3,  /* no CUDA driver or device */
     CLI_ECUDA = 4,      /* a CUDA call or a kernel failed */
-    CLI_EIO = 5         /* a file could not be read or written */
+    CLI_EIO = 5,        /* a file could not be read or written */
+    CLI_ETIMEOUT = 6    /* a replay ran past --timeout: the context is lost */
 };
 
 #define CLI_MAX_LIST 256
@@ -30,6 +31,7 @@ typedef struct cli {
                                    CUDAG_NVTX */
     unsigned max_errors;
     int device;
+    unsigned timeout_ms;        /* --timeout, in ms; 0: wait forever */
     bool quiet;
     bool color;
     bool gpu;                   /* the command runs the graph (run, bench) */
@@ -54,8 +56,8 @@ void cli_free(cli *c);
 /*
  * Parses one common option at argv[*i]: -D NAME=VALUE, -I DIR, --Werror,
  * --max-errors N, -q.  For a gpu command (run, bench) also one of --no-pdl,
- * --no-cache, --strict, --nvtx, --device K; other commands refuse these by
- * name.
+ * --no-cache, --strict, --nvtx, --device K, --timeout S; other commands
+ * refuse these by name.
  * Returns 1 and advances *i past it when it was one, 0 when argv[*i] is not
  * such an option, and -1 after printing a usage error.
  */
@@ -64,7 +66,8 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i);
 /* Options for the library, pointing back into c (valid while c lives). */
 cudag_options cli_options(cli *c);
 
-/* Instantiation options from c: --device, the flags, diagnostics printed. */
+/* Instantiation options from c: --device, --timeout, the flags,
+ * diagnostics printed. */
 cudag_exec_options cli_exec_options(cli *c);
 
 /* The diagnostic callback: prints "file:line:col: error: msg", then the

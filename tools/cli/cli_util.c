@@ -27,7 +27,11 @@ const char cli_gpu_help[] =
     "                    launch call's\n"
     "  --no-cache        compile CUDA source modules without the compile cache\n"
     "  --strict          an unsafe programmatic edge is an error, not a warning\n"
-    "  --nvtx            NVTX ranges around each stage and replay\n";
+    "  --nvtx            NVTX ranges around each stage and replay\n"
+    "  --timeout S       give up when the replays have not finished S seconds\n"
+    "                    after a wait for them began (a while loop that never\n"
+    "                    ends): name the graph's while nodes and exit with\n"
+    "                    status 6; the GPU stays busy until the process ends\n";
 
 void cli_init(cli *c, const char *prog, const char *cmd, bool gpu)
 {
@@ -74,12 +78,29 @@ bool cli_parse_uint(const char *s, unsigned long max, unsigned long *out)
     return true;
 }
 
+/* Seconds ("2", "0.5") into whole milliseconds, rounded up: a positive,
+ * finite number up to 4000000 (an unsigned count of ms holds it). */
+static bool parse_seconds(const char *s, unsigned *ms)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s)
+        return false;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= 0.001 && v <= 4e6))
+        return false;
+    double m = v * 1e3;
+    *ms = (unsigned)m + ((double)(unsigned)m < m);
+    return true;
+}
+
 /* The options that only change how a graph is built and run. */
 static bool gpu_option(const char *a)
 {
     static const char *const names[] = {"--device",        "--no-pdl",
                                         "--device-launch", "--gate",
-                                        "--no-cache", "--strict", "--nvtx"};
+                                        "--no-cache", "--strict", "--nvtx",
+                                        "--timeout"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(a, names[i]) == 0)
             return true;
@@ -93,7 +114,8 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
     if (!c->gpu && gpu_option(a))
         return usage_error(c, "option '%s' applies to run and bench only", a);
     bool takes = strcmp(a, "-D") == 0 || strcmp(a, "-I") == 0 ||
-                 strcmp(a, "--max-errors") == 0 || strcmp(a, "--device") == 0;
+                 strcmp(a, "--max-errors") == 0 || strcmp(a, "--device") == 0 ||
+                 strcmp(a, "--timeout") == 0;
     if (takes) {
         if (*i + 1 >= argc)
             return usage_error(c, "option '%s' needs a value", a);
@@ -128,6 +150,11 @@ int cli_common_opt(cli *c, int argc, char **argv, int *i)
             return usage_error(c, "--device takes a device number, not '%s'",
                                val);
         c->device = (int)n;
+    } else if (strcmp(a, "--timeout") == 0) {
+        if (!parse_seconds(val, &c->timeout_ms))
+            return usage_error(c, "--timeout takes seconds from 0.001 to "
+                                  "4000000, not '%s'",
+                               val);
     } else if (strcmp(a, "--Werror") == 0) {
         c->flags |= CUDAG_WERROR;
     } else if (strcmp(a, "--no-pdl") == 0) {
@@ -174,6 +201,7 @@ cudag_exec_options cli_exec_options(cli *c)
     eo.size = sizeof eo;
     eo.device = c->device;
     eo.flags = c->flags;
+    eo.timeout_ms = c->timeout_ms;
     eo.diag = cli_diag;
     eo.diag_user = c;
     return eo;
@@ -377,6 +405,8 @@ int cli_status(int code)
         return CLI_EIO;
     case CUDAG_EINVAL:
         return CLI_EUSAGE;
+    case CUDAG_ETIMEOUT:
+        return CLI_ETIMEOUT;
     default:
         return CLI_EGRAPH;
     }

@@ -54,7 +54,9 @@ static const char help[] =
     "  --json            print the results, or the failure, as one JSON object\n"
     "%s%s"
     "\nExit status: 0 success, 1 graph errors, 2 usage, 3 no CUDA driver or\n"
-    "device, 4 CUDA error (a failed driver call or kernel), 5 file error.\n";
+    "device, 4 CUDA error (a failed driver call or kernel), 5 file error,\n"
+    "6 timeout (--timeout: the replays still run; the GPU context is lost and\n"
+    "stays busy until the process has exited).\n";
 
 static int parse_args(cli *c, int argc, char **argv, run_opts *o)
 {

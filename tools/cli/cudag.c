@@ -33,7 +33,8 @@ static void usage(FILE *f, const char *prog)
     fprintf(f,
             "\n'%s COMMAND --help' describes a command's options.\n"
             "Exit status: 0 success, 1 graph errors, 2 usage, 3 no CUDA "
-            "driver or device,\n4 CUDA error, 5 file error.\n",
+            "driver or device,\n4 CUDA error, 5 file error, 6 timeout "
+            "(run and bench --timeout).\n",
             prog);
 }
 
