@@ -178,12 +178,12 @@ static void sandbox_remove(void)
 }
 
 /* Makes the sandbox:  top/ (the input's directory, with the include targets
- * the seed files name: the kernels manifest, the schema corpus' common.yaml,
+ * the seed files name: the schema corpus' common.yaml,
  * lib/, the 17-file chain of tests/data/bad/deep/, child graph files and a
  * module of each form (tests/fuzz/sandbox/, tests/data/code/: CUDA source,
  * fatbin, PTX), and a FIFO, which must
  * not make a load wait), inc/ (what tests/data/bad reaches as ../inc/) and
- * extra/ (the include directory). */
+ * extra/ (the include directory, with the kernels manifests). */
 static void sandbox_make(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -206,8 +206,12 @@ static void sandbox_make(void)
     if (!root || !*root)
         root = CUDAG_FUZZ_SOURCE_ROOT;
     static const char *const files[][2] = {
-        {"kernels/cudag_kernels.yaml", "top/cudag_kernels.yaml"},
-        {"kernels/legacy.yaml", "top/legacy.yaml"},
+        /* In the include directory, where it is an installed manifest
+         * whose code is read only if it exists: a source tree has no
+         * fatbin, and beside the input every graph that includes it would
+         * fail to load and be fuzzed as an error only. */
+        {"kernels/cudag_kernels.yaml", "extra/cudag_kernels.yaml"},
+        {"kernels/legacy.yaml", "extra/legacy.yaml"},
         {"tests/data/schema-good/common.yaml", "top/common.yaml"},
         {"tests/data/good/lib/common.yaml", "top/lib/common.yaml"},
         {"tests/data/good/lib/shapes.yaml", "top/lib/shapes.yaml"},
@@ -418,7 +422,10 @@ static void exercise(const input *in, const cudag_graph *g, bool failing)
         REQUIRE(text, "plan text");
         REQUIRE(pi.nodes == tn &&
                     pi.kernel_nodes + pi.memset_nodes + pi.memcpy_nodes +
-                            pi.conditional_nodes + pi.gemm_nodes ==
+                            pi.conditional_nodes + pi.gemm_nodes +
+                            pi.capture_nodes + pi.event_record_nodes +
+                            pi.event_wait_nodes + pi.host_nodes +
+                            pi.child_nodes ==
                         tn,
                 "plan: node counts");
         REQUIRE(pi.edges[0] + pi.edges[1] + pi.edges[2] == te, "plan: edges");
