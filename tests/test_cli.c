@@ -491,12 +491,12 @@ static void cli_run_timeout_reports_a_runaway_loop(void **state)
     assert_string_equal(r->out, "");
     assert_non_null(strstr(
         r->err,
-        "<stdin>:8:3: error: graph 'stdin' has not finished after 200 ms: its "
+        "<stdin>:8:3: error: graph '<stdin>' has not finished after 200 ms: its "
         "while node may still be looping (the driver cannot tell which node "
         "runs): 'spin' (<stdin>:8:3); a running graph cannot be stopped, so "
         "the exec's CUDA context is lost: end the process to free the "
         "device\n"
-        "    8 |   spin:\n"));
+        "     8 |   spin:\n"));
     /* The warning cudag check gives for the same loop, first. */
     assert_non_null(strstr(r->err, "sets condition 'more' only to 1"));
     r = RUN_IN(yaml, "run", "--json", "--timeout", "0.05", "-");
