@@ -621,13 +621,13 @@ static void cli_check_strict_refuses_an_unsafe_edge(void **state)
     const char *f = "tests/data/bad/pdl_strict_not_waiting.yaml";
     result *r = RUN("check", f);
     assert_int_equal(r->status, 0);
-    assert_non_null(strstr(r->err, "pdl_strict_not_waiting.yaml:12:70: warning: "
+    assert_non_null(strstr(r->err, "pdl_strict_not_waiting.yaml:12:66: warning: "
                                    "programmatic edge 'up' -> 'down' will be "
                                    "built as a full edge: kernel 'nowait'"));
     r = RUN("check", "--strict", f);
     assert_int_equal(r->status, 1);
     assert_string_equal(r->out, "");
-    assert_non_null(strstr(r->err, "pdl_strict_not_waiting.yaml:12:70: error: "
+    assert_non_null(strstr(r->err, "pdl_strict_not_waiting.yaml:12:66: error: "
                                    "programmatic edge 'up' -> 'down' is not "
                                    "safe: kernel 'nowait' is not declared pdl"));
     assert_int_equal(count(r->err, "error:"), 1);

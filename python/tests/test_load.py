@@ -154,7 +154,7 @@ def test_strict_raises_for_an_unsafe_edge_before_the_gpu():
         g = cudag.load(path)
     with pytest.raises(cudag.Error) as e:
         g.check(strict=True)
-    assert (e.value.line, e.value.column) == (12, 70)
+    assert (e.value.line, e.value.column) == (12, 66)
     assert "'up' -> 'down' is not safe" in e.value.message
     with pytest.raises(cudag.Error) as e:
         cudag.load(path, strict=True)
