@@ -343,7 +343,8 @@ typedef enum cudag_init_kind {
 typedef struct cudag_init {
     cudag_init_kind kind;
     double value;               /* CONST */
-    double lo, hi;              /* RANDOM; both 0 means [-1, 1) */
+    double lo, hi;              /* RANDOM: lo < hi; both 0 means [-1, 1),
+                                   any other empty range is CUDAG_ERANGE */
     uint64_t seed;              /* RANDOM */
 } cudag_init;
 

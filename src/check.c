@@ -256,7 +256,9 @@ static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
 
 /* A programmatic or launch-order edge into a kernel that will not wait is a
  * race the GPU build would refuse (downgrading the edge): said here, at the
- * edge, before any GPU.  Not under CUDAG_NO_PDL, which builds it full. */
+ * edge, before any GPU; an error under CUDAG_STRICT, in the words of the
+ * build's (build.c), so `check --strict` refuses what `run --strict` does.
+ * Not under CUDAG_NO_PDL, which builds it full. */
 static void check_pdl_wait(cudag__checker *c, const cudag__edge *e,
                            const cudag__node *f, const cudag__node *t)
 {
@@ -268,7 +270,12 @@ static void check_pdl_wait(cudag__checker *c, const cudag__edge *e,
     char why[600];
     why[0] = '\0';
     tk->pdl_check(c->g, t, why, sizeof why);
-    if (why[0])
+    if (why[0] && (c->d->flags & CUDAG_STRICT))
+        cudag__check_fail(c, CUDAG_EPDL, cudag__pick(e->pos, t->pos),
+                          "%s edge '%s' -> '%s' is not safe: %s",
+                          cudag_edge_kind_name(e->kind), f->name, t->name,
+                          why);
+    else if (why[0])
         cudag__check_warn(c, CUDAG_EPDL, cudag__pick(e->pos, t->pos),
                           "%s edge '%s' -> '%s' will be built as a full edge: "
                           "%s",

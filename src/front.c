@@ -63,6 +63,17 @@ bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
     return false;
 }
 
+int cudag__check_version(cudag__lower *lw, const cudag__doc *v)
+{
+    if (v->type != CUDAG__DOC_SCALAR || strcmp(v->str, "1") != 0)
+        return cudag__lerr(lw, CUDAG_EKEY, v->pos,
+                           "unsupported format version '%s' (this cudag reads "
+                           "version %d)",
+                           v->type == CUDAG__DOC_SCALAR ? v->str : "?",
+                           CUDAG_FORMAT_VERSION);
+    return CUDAG_OK;
+}
+
 unsigned cudag__check_keys(cudag__lower *lw, const cudag__doc *map,
                            const char *const *allowed, size_t n,
                            const char *what)

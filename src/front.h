@@ -107,6 +107,11 @@ int cudag__lerr_error(cudag__lower *lw, const cudag_error *e,
 bool cudag__want(cudag__lower *lw, const cudag__doc *n, cudag__doc_type t,
                  const char *what);
 
+/* Checks the value of a file's `cudag:` key (the format version, 1);
+ * returns CUDAG_OK, or CUDAG_EKEY after an error at the value.  One rule
+ * for top-level, included and child graph files. */
+int cudag__check_version(cudag__lower *lw, const cudag__doc *v);
+
 /* True for a key starting "x-": free for the user, ignored everywhere. */
 bool cudag__free_key(const cudag__doc *k);
 

@@ -571,6 +571,15 @@ int cudag_add_buffer(cudag_graph *g, const char *name, cudag_type type,
         (init->kind < CUDAG_INIT_NONE || init->kind > CUDAG_INIT_RANDOM))
         return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
                               "buffer '%s': invalid init kind", name);
+    /* {0, 0} is the documented default, [-1, 1); any other empty range is
+     * refused here, as the YAML front end refuses it at its position,
+     * rather than filled with something else. */
+    if (init && init->kind == CUDAG_INIT_RANDOM &&
+        !(init->lo == 0.0 && init->hi == 0.0) && !(init->lo < init->hi))
+        return cudag__fail_at(err, CUDAG_ERANGE, CUDAG__NOPOS,
+                              "buffer '%s': range [%g, %g] is empty: lo must "
+                              "be below hi",
+                              name, init->lo, init->hi);
     cudag__buffer *b;
     rc = cudag__add_buffer(g, name, CUDAG__NOPOS, &b, err);
     if (rc != CUDAG_OK)

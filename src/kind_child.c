@@ -12,7 +12,7 @@
 
 /* What a child file may hold: its nodes name its parent's kernels, buffers
  * and conditions, so that it declares none of its own. */
-static const char *const file_keys[] = {"vars", "nodes"};
+static const char *const file_keys[] = {"cudag", "vars", "nodes"};
 
 /* Reports a child file that closes a cycle of child graphs (the file the
  * node is in, or one instantiating it, again) and returns true. */
@@ -145,6 +145,11 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
                           sizeof file_keys / sizeof *file_keys,
                           "a child graph file (its kernels, buffers and "
                           "conditions are its parent's)"))
+        return;
+    /* `cudag: 1` as in every other file: optional here, checked when
+     * written. */
+    const cudag__doc *ver = cudag__doc_get(f->root, "cudag");
+    if (ver && cudag__check_version(lw, ver) != CUDAG_OK)
         return;
     if (!nodes) {
         cudag__lerr(lw, CUDAG_EKEY, name->pos, "graph file '%s' has no nodes",

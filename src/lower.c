@@ -430,17 +430,30 @@ static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
         return CUDAG_EKEY;
     cudag__check_keys(lw, f->root, top_keys,
                       sizeof top_keys / sizeof *top_keys, "the top level");
+    /* A child graph file (or a fragment meant for `include`) checked on its
+     * own names buffers and kernels it does not declare: one error saying
+     * what to check instead of one for each name. */
+    const cudag__doc *nodes = cudag__doc_get(f->root, "nodes");
+    static const char *const own[] = {"include", "modules", "kernels",
+                                      "buffers", "conditions"};
+    bool declares = false;
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        declares = declares || cudag__doc_get(f->root, own[i]);
+    if (top && !declares && nodes && nodes->type == CUDAG__DOC_MAP &&
+        nodes->n > 0)
+        return cudag__lerr(lw, CUDAG_EKEY, f->root->pos,
+                           "'%s' has nodes but declares no buffers, kernels "
+                           "or includes: a child graph file (or a file meant "
+                           "for 'include') uses its parent's; check the graph "
+                           "that uses it (graph: %s)",
+                           f->path, f->path);
     const cudag__doc *v = cudag__doc_get(f->root, "cudag");
     if (!v)
         return cudag__lerr(lw, CUDAG_EKEY, f->root->pos,
                            "missing 'cudag: %d' (the format version)",
                            CUDAG_FORMAT_VERSION);
-    if (v->type != CUDAG__DOC_SCALAR || strcmp(v->str, "1") != 0)
-        return cudag__lerr(lw, CUDAG_EKEY, v->pos,
-                           "unsupported format version '%s' (this cudag reads "
-                           "version %d)",
-                           v->type == CUDAG__DOC_SCALAR ? v->str : "?",
-                           CUDAG_FORMAT_VERSION);
+    if (cudag__check_version(lw, v) != CUDAG_OK)
+        return CUDAG_EKEY;
     const cudag__doc *name = cudag__doc_get(f->root, "name");
     if (name && cudag__want(lw, name, CUDAG__DOC_SCALAR, "name")) {
         if (name->len == 0 || name->len > CUDAG__MAX_NAME)

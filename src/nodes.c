@@ -348,6 +348,15 @@ static int add_instance(cudag__lower *lw, walk *w, const cudag__doc *k,
     char names[256];
     if (v->type != CUDAG__DOC_MAP) {
         cudag__mark_bad(lw, CUDAG__NS_NODE, full);
+        /* `args:` written under `nodes:` rather than under its node is a
+         * node's key indented too little, not a node. */
+        for (size_t j = 0; j < w->nk->n; j++)
+            if (strcmp(k->str, w->nk->key[j]) == 0)
+                return cudag__lerr(lw, CUDAG_EKEY, k->pos,
+                                   "'%s' is a key of a node, not a node: it "
+                                   "looks like an indentation mistake (indent "
+                                   "it as far as the node's other keys)",
+                                   k->str);
         return cudag__lerr(lw, CUDAG_EKEY, v->pos,
                            "node '%s' must be a mapping (a %s node, or a "
                            "group of nodes), not %s",

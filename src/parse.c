@@ -25,6 +25,7 @@ typedef struct frame {
     cudag__doc **items;         /* growing children (2 per pair in a map) */
     uint32_t n, cap;
     const char *anchor;         /* anchor of this container, if any */
+    bool flow;                  /* a flow sequence, [a, b] */
 } frame;
 
 typedef struct anchor {
@@ -322,11 +323,62 @@ static int on_start(parser *p, cudag__doc_type t, const yaml_event_t *ev,
     frame *f = &p->stack[p->depth++];
     memset(f, 0, sizeof *f);
     f->node = n;
+    f->flow = t == CUDAG__DOC_SEQ &&
+              ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
     if (anchor_name) {
         rc = anchor_open(p, (const char *)anchor_name, pos);
         if (rc != CUDAG_OK)
             return rc;
         f->anchor = p->anchors[p->nanchors - 1].name;
+    }
+    return CUDAG_OK;
+}
+
+/* The ',' and the '(' of a plain scalar, in the sum of its '(' less its ')'.
+ * Only what is plain can have been split by YAML. */
+static int open_parens(const cudag__doc *n)
+{
+    int depth = 0;
+    if (n->type != CUDAG__DOC_SCALAR || !n->plain)
+        return 0;
+    for (uint32_t i = 0; i < n->len; i++)
+        depth += n->str[i] == '(' ? 1 : n->str[i] == ')' ? -1 : 0;
+    return depth;
+}
+
+/* The hint every split or cut entry of a flow collection gets, at the
+ * split: the same words as an unknown key '256)' of a flow map's (front.c). */
+#define SPLIT_HINT "a ',' inside {...} or [...] splits an expression; quote it"
+
+/* An entry of a flow list whose '(' its ',' left open, as in
+ * `args: [x, min(N, 4096)]`, which YAML reads as "min(N" and "4096)": one
+ * error at the split, saying what to quote, instead of one for each half
+ * (an unbalanced '(' and an argument too many). */
+static int check_flow_split(parser *p, const frame *f)
+{
+    for (uint32_t i = 0; i + 1 < f->n; i++) {
+        int depth = open_parens(f->items[i]);
+        if (depth <= 0 || f->items[i + 1]->type != CUDAG__DOC_SCALAR ||
+            !f->items[i + 1]->plain)
+            continue;
+        /* The whole expression, for the hint: up to the entry that closes
+         * it (or the end of the list), shortened where it is long. */
+        char whole[128];
+        int w = snprintf(whole, sizeof whole, "%s", f->items[i]->str);
+        for (uint32_t j = i + 1; j < f->n && depth > 0 && w >= 0 &&
+                                 (size_t)w < sizeof whole;
+             j++) {
+            w += snprintf(whole + w, sizeof whole - (size_t)w, ", %s",
+                          f->items[j]->type == CUDAG__DOC_SCALAR
+                              ? f->items[j]->str
+                              : "...");
+            depth += open_parens(f->items[j]);
+        }
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_EEXPR,
+                             f->items[i + 1]->pos,
+                             "'%s' is the rest of '%s': " SPLIT_HINT
+                             " (\"%.60s\") or use block style",
+                             f->items[i + 1]->str, f->items[i]->str, whole);
     }
     return CUDAG_OK;
 }
@@ -344,6 +396,8 @@ static int on_end(parser *p)
         for (uint32_t i = 0; i < f->n; i++)
             n->weight = sat_add(n->weight, f->items[i]->weight);
         rc = check_weight(p, n);
+        if (rc == CUDAG_OK && f->flow)
+            rc = check_flow_split(p, f);
     }
     if (rc != CUDAG_OK)
         return rc;
@@ -437,6 +491,37 @@ static int syntax_error(parser *p, const yaml_parser_t *yp, const char *text,
             return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
                                  "YAML syntax error: %s (#x%X)", problem,
                                  (unsigned)yp->problem_value);
+    }
+    /* In a flow list or map, a '[' or '(' that YAML cannot place is a name
+     * with an index (`after: [step[i-1]]`) or an expression that a ','
+     * or a bracket cut: the quoting hint, not libyaml's words. */
+    size_t at = yp->problem_mark.index;
+    if (yp->error == YAML_PARSER_ERROR && yp->context &&
+        strncmp(yp->context, "while parsing a flow", 20) == 0 && at < len) {
+        /* The start of the word the mark is in or after, for its text. */
+        size_t b = at;
+        while (b > 0 && !strchr(" \t\r\n,[{", text[b - 1]))
+            b--;
+        size_t e = at;
+        while (e < len && !strchr(" \t\r\n,]}", text[e]))
+            e++;
+        /* A name with an index closes its ']' too: step[i-1]. */
+        if (e < len && text[e] == ']' && memchr(text + b, '[', e - b))
+            e++;
+        pos = mark_pos(p, yp->problem_mark);
+        if (b < at) {
+            yaml_mark_t m = yp->problem_mark;
+            m.column -= (size_t)cudag__columns(text + b, at - b);
+            pos = mark_pos(p, m);
+        }
+        return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,
+                             "YAML cannot read '%.*s' inside %s: a ',', "
+                             "'[', ']', '{' or '}' there ends an entry; "
+                             "quote it (\"%.*s\") or use block style",
+                             (int)(e - b > 60 ? 60 : e - b), text + b,
+                             strstr(yp->context, "sequence") ? "[...]"
+                                                             : "{...}",
+                             (int)(e - b > 60 ? 60 : e - b), text + b);
     }
     if (yp->context)
         return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,

@@ -249,6 +249,11 @@ static void api_builder_errors_leave_graph_unchanged(void **state)
         "buffer 'q': invalid element type");
     BAD(cudag_add_buffer(g, "q", CUDAG_TYPE_F32, 4, &bad_init, &e),
         CUDAG_EINVAL, "buffer 'q': invalid init kind");
+    /* An empty range is refused, not filled from [-1, 1); {0, 0} alone is
+     * the default. */
+    cudag_init empty = {CUDAG_INIT_RANDOM, 0, 0.5, 0.5, 1};
+    BAD(cudag_add_buffer(g, "q", CUDAG_TYPE_F32, 4, &empty, &e), CUDAG_ERANGE,
+        "buffer 'q': range [0.5, 0.5] is empty: lo must be below hi");
     BAD(cudag_add_kernel(g, "k1", "nokernel", one, one, 0, NULL, 0, &e),
         CUDAG_EUNKNOWN, "node 'k1': unknown kernel 'nokernel'");
     BAD(cudag_add_kernel(g, "k1", "noop", one, one, 0, a1, 1, &e),

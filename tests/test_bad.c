@@ -1,7 +1,8 @@
 /* test_bad.c — every file in tests/data/bad/ is one class of mistake, and
  * its first line says exactly what cudag must report:
  *     # expect: LINE:COL: error: MESSAGE
- * Optional lines after it: "# define: NAME=VALUE", "# flags: werror".
+ * Optional lines after it: "# define: NAME=VALUE", "# flags: werror",
+ * "# flags: strict".
  * A "…" in MESSAGE stands for any text: the part of a message that depends
  * on the machine (the directories an include was searched in).
  * The test loads each file, compares the first diagnostic (without the file
@@ -61,6 +62,8 @@ static void read_header(const char *path, char *expect, size_t n,
             nd++;
         } else if (strcmp(line, "# flags: werror") == 0)
             *flags |= CUDAG_WERROR;
+        else if (strcmp(line, "# flags: strict") == 0)
+            *flags |= CUDAG_STRICT;
     }
     defines[nd] = NULL;
     fclose(f);

@@ -101,9 +101,17 @@ static void cli_version_help_and_usage(void **state)
                                                       "run", "bench", NULL};
          *c; c++)
         assert_non_null(strstr(r->out, *c));
+    /* The list names help and --version too (README's synopsis). */
+    assert_non_null(strstr(r->out, "\n  help     print the usage of a command, "
+                                   "or this list\n"));
+    assert_non_null(strstr(r->out, "'cudag --version'\nprints the version."));
     r = RUN("help", "check");
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "Usage: cudag check"));
+    /* check returns 5 for a file it cannot read, and says so. */
+    assert_non_null(strstr(r->out, " 5 a file, include,\n"));
+    r = RUN("check", "tests/data/no-such-file.yaml");
+    assert_int_equal(r->status, 5);
     r = RUN("check", "--help");
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "-D NAME=VALUE"));
@@ -564,12 +572,12 @@ static void cli_help_lists_each_option_that_applies_once(void **state)
 {
     (void)state;
     static const char *const common[] = {"  -D NAME=VALUE ", "  -I DIR ",
-                                         "  --Werror ", "  --max-errors N ",
+                                         "  --Werror ", "  --strict ",
+                                         "  --max-errors N ",
                                          "  -q, --quiet ", NULL};
     static const char *const gpu[] = {"  --device K ", "  --no-pdl ",
                                       "  --device-launch ", "  --gate ",
-                                      "  --strict ", "  --nvtx ", "  --timeout S ",
-                                      NULL};
+                                      "  --nvtx ", "  --timeout S ", NULL};
     for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
                                                         "run", "bench", NULL};
          *cmd; cmd++) {
@@ -591,12 +599,14 @@ static void cli_help_lists_each_option_that_applies_once(void **state)
         "Parse and check graph files without touching a GPU. Every\n"
         "problem is printed as FILE:LINE:COL: error: MESSAGE. A FILE\n"
         "of '-' is read from standard input.\n"
-        "Exit status: 0 clean, 1 errors, 2 usage.\n\nOptions:\n"
+        "Exit status: 0 clean, 1 errors, 2 usage, 5 a file, include,\n"
+        "child graph or module could not be read.\n\nOptions:\n"
         "  -D NAME=VALUE     set a variable of the graph (repeatable)\n"
         "  -I DIR            search DIR for included files (repeatable)\n"
         "  --Werror          treat warnings as errors\n"
+        "  --strict          an unsafe programmatic edge is an error, not a warning\n"
         "  --max-errors N    stop after N errors (default 50)\n"
-        "  -q, --quiet       print only diagnostics\n");
+        "  -q, --quiet       print errors only\n");
     /* What the help leaves out is refused by name, not ignored. */
     for (const char *const *cmd = (const char *const[]){"check", "dot", "plan",
                                                         NULL};
@@ -642,7 +652,8 @@ static void cli_check_reads_standard_input(void **state)
         "  s: {kernel: scale_f32, grid: 1, block: 256, args: [x, y, 2.0, 1024]}\n";
     result *r = RUN_IN(good, "check", "-");
     assert_int_equal(r->status, 0);
-    assert_string_equal(r->out, "-: ok: 1 node, 0 edges, 2 buffers\n");
+    /* Named <stdin> everywhere: the ok line as the diagnostics. */
+    assert_string_equal(r->out, "<stdin>: ok: 1 node, 0 edges, 2 buffers\n");
     assert_string_equal(r->err, "");
     /* Diagnostics name it <stdin> and still show the line and a caret. */
     static const char bad[] =
@@ -664,6 +675,46 @@ static void cli_check_reads_standard_input(void **state)
     r = RUN_IN(good, "plan", "-");
     assert_int_equal(r->status, 0);
     assert_true(strncmp(r->out, "graph: <stdin>\n", 15) == 0);
+}
+
+/* --strict is a check-time guard too: check refuses the edge run --strict
+ * refuses, at the edge, where plain check warns. */
+static void cli_check_strict_refuses_an_unsafe_edge(void **state)
+{
+    (void)state;
+    const char *f = "tests/data/bad/pdl_strict_not_waiting.yaml";
+    result *r = RUN("check", f);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->err, "pdl_strict_not_waiting.yaml:12:66: warning: "
+                                   "programmatic edge 'up' -> 'down' will be "
+                                   "built as a full edge: kernel 'nowait'"));
+    r = RUN("check", "--strict", f);
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->out, "");
+    assert_non_null(strstr(r->err, "pdl_strict_not_waiting.yaml:12:66: error: "
+                                   "programmatic edge 'up' -> 'down' is not "
+                                   "safe: kernel 'nowait' is not declared pdl"));
+    assert_int_equal(count(r->err, "error:"), 1);
+    for (const char *const *cmd = (const char *const[]){"dot", "plan", NULL};
+         *cmd; cmd++) {
+        r = RUN(*cmd, "--strict", f);
+        assert_int_equal(r->status, 1);
+    }
+}
+
+/* -q prints errors only: no ok line, no warning (nor its notes). */
+static void cli_quiet_prints_errors_only(void **state)
+{
+    (void)state;
+    const char *f = "tests/data/bad/pdl_strict_not_waiting.yaml";
+    result *r = RUN("check", "-q", f);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, "");
+    assert_string_equal(r->err, "");
+    r = RUN("check", "-q", "--strict", f);
+    assert_int_equal(r->status, 1);
+    assert_int_equal(count(r->err, "error:"), 1);
+    assert_int_equal(count(r->err, "warning:"), 0);
 }
 
 static void cli_counts_are_singular_for_one(void **state)
@@ -754,6 +805,8 @@ int main(void)
         cmocka_unit_test(cli_run_timeout_reports_a_runaway_loop),
         cmocka_unit_test(cli_help_lists_each_option_that_applies_once),
         cmocka_unit_test(cli_check_reads_standard_input),
+        cmocka_unit_test(cli_check_strict_refuses_an_unsafe_edge),
+        cmocka_unit_test(cli_quiet_prints_errors_only),
         cmocka_unit_test(cli_counts_are_singular_for_one),
         cmocka_unit_test(cli_plan_json_has_the_schedule),
         cmocka_unit_test(cli_run_options_and_json_failures),

@@ -312,6 +312,53 @@ static void poison_wavefront(host *h)
                 W[(i * w + j) * t + e] = NAN;
 }
 
+/* graphs/branch.yaml: the `if` node runs `then` when x[0] < 0. */
+static void ref_branch(host *h)
+{
+    long n = V(h, "N");
+    const float *x = B(h, "x");
+    scale(x, B(h, "y"), x[0] < 0.0f ? 2.0f : 0.5f, n);
+    add(B(h, "y"), x, B(h, "z"), n);
+}
+
+/* graphs/switch.yaml: which[0] (an i32, kept in the float image's bits)
+ * picks the case; t is written by case 1 alone. */
+static int32_t case_of(host *h)
+{
+    int32_t c;
+    memcpy(&c, B(h, "which"), sizeof c);
+    return c;
+}
+
+static void ref_switch(host *h)
+{
+    long n = V(h, "N");
+    const float *x = B(h, "x");
+    switch (case_of(h)) {
+    case 0:
+        scale(x, B(h, "y"), 2.0f, n);
+        break;
+    case 1:
+        add(x, x, B(h, "t"), n);
+        add(B(h, "t"), x, B(h, "y"), n);
+        break;
+    case 2:
+        scale(x, B(h, "y"), 0.5f, n);
+        break;
+    default:
+        break;      /* none past the last */
+    }
+}
+
+/* Each run a case from the fresh x, every case (and one past the last,
+ * which runs none) in turn over the runs. */
+static void pick_case(host *h)
+{
+    static int32_t next;
+    int32_t c = next++ % 4;
+    memcpy(B(h, "which"), &c, sizeof c);
+}
+
 /* tol 0: bit for bit with the reference; otherwise the largest relative
  * error ‖got − ref‖ / ‖ref‖ per buffer (bf16 storage: a few ulps of 2^-8).
  * burst: replays back to back in the last check. */
@@ -346,6 +393,10 @@ static const struct reference {
     /* Compiled from source with NVRTC; offset_pdl's wait is found in its
      * generated code, so its programmatic edge is kept (checked below). */
     {"user_kernels", ref_user_kernels, NULL, 0, BURST, NULL},
+    /* Branches decided on the device (conditional nodes): x[0]'s sign picks
+     * the `if` body; pick_case writes the switch's case before each run. */
+    {"branch", ref_branch, NULL, 0, BURST, NULL},
+    {"switch", ref_switch, pick_case, 0, BURST, NULL},
 };
 
 /* ---- bf16 transfers ----------------------------------------------------------- */
@@ -491,17 +542,17 @@ static void graph_matches_reference(void **state)
 {
     const char *file = *state;
     cudag_graph *g = load_file(tsrc(file), NULL);
-    if (g->nsubs) {
-        /* Loops and branches decided on the device have references of
-         * their own, with the counters they keep. */
-        printf("# %s: conditional nodes: verified by test_gpu_cond\n", file);
-        cudag_graph_destroy(g);
-        return;
-    }
     const struct reference *r = NULL;
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
         if (strcmp(refs[i].graph, cudag_graph_name(g)) == 0)
             r = &refs[i];
+    if (!r && g->nsubs) {
+        /* The loops decided on the device have references of their own,
+         * with the counters they keep. */
+        printf("# %s: conditional nodes: verified by test_gpu_cond\n", file);
+        cudag_graph_destroy(g);
+        return;
+    }
     if (!r)
         fail_msg("%s: no CPU reference for graph '%s': add one to "
                  "tests/test_gpu_graphs.c",
@@ -513,8 +564,11 @@ static void graph_matches_reference(void **state)
     host h = {g, calloc(g->nbuffers, sizeof(float *))};
     assert_non_null(h.b);
     for (uint32_t b = 0; b < g->nbuffers; b++) {
-        if (g->buffers[b].type != CUDAG_TYPE_F32 && !is_bf16(g, b))
-            fail_msg("%s: buffer '%s' is %s; this test handles f32 and bf16",
+        /* An i32 buffer (a switch's case) travels in a float's bits. */
+        if (g->buffers[b].type != CUDAG_TYPE_F32 && !is_bf16(g, b) &&
+            g->buffers[b].type != CUDAG_TYPE_I32)
+            fail_msg("%s: buffer '%s' is %s; this test handles f32, bf16 "
+                     "and i32",
                      file, g->buffers[b].name,
                      cudag_type_name(g->buffers[b].type));
         h.b[b] = malloc(g->buffers[b].count * sizeof(float));

@@ -304,11 +304,17 @@ class Graph(Closable):
                    len(items), int(bool(pdl)))
 
     def buffer(self, name: str, type, count: int, init=None, *,
-               seed: int = 0, range: tuple = (0.0, 0.0)) -> None:
+               seed: int = 0, range: tuple = None) -> None:
         """A buffer of `count` elements of `type` ("f32" or a NumPy dtype).
         `init`: None (undefined), "zero", "iota", "random" (uniform in
-        `range`, default [-1, 1), seeded) or a number (every element)."""
+        `range`, default [-1, 1), seeded) or a number (every element).
+        An empty `range` (lo not below hi, (0, 0) too) raises ValueError."""
         et = A.element_type(type)
+        if range is None:
+            range = (0.0, 0.0)      # the C API's default: [-1, 1)
+        elif not float(range[0]) < float(range[1]):
+            raise ValueError(f"cudag: buffer {name!r}: range "
+                             f"{tuple(range)!r} is empty: lo must be below hi")
         if init is None or isinstance(init, str):
             if init not in C.INIT_KINDS or init == "const":
                 raise ValueError(f"cudag: init {init!r} is not one of zero, "

@@ -96,6 +96,9 @@ def test_builder_refuses_bad_python_values():
         g.edge("a", "b", kind="pdl")
     with pytest.raises(ValueError, match="init"):
         g.buffer("x", "f32", 4, init="ones")
+    # An explicit empty range is refused, not read as the default [-1, 1).
+    with pytest.raises(ValueError, match=r"range \(0, 0\) is empty"):
+        g.buffer("x", "f32", 4, init="random", range=(0, 0))
     with pytest.raises(TypeError, match="kernel argument"):
         g.kernel("k", "s", 1, 1, [True])
     with pytest.raises(ValueError, match="1 to 3"):

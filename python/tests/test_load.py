@@ -145,8 +145,24 @@ def test_warnings_are_issued_and_werror_refuses():
     assert e.value.line == 4 and "never used" in e.value.message
 
 
+def test_strict_raises_for_an_unsafe_edge_before_the_gpu():
+    """strict=True refuses at load and at check what instantiate refuses:
+    a programmatic edge into a kernel that does not wait."""
+    path = SRC / "tests" / "data" / "bad" / "pdl_strict_not_waiting.yaml"
+    with pytest.warns(cudag.GraphWarning, match="'up' -> 'down' will be "
+                      "built as a full edge"):
+        g = cudag.load(path)
+    with pytest.raises(cudag.Error) as e:
+        g.check(strict=True)
+    assert (e.value.line, e.value.column) == (12, 66)
+    assert "'up' -> 'down' is not safe" in e.value.message
+    with pytest.raises(cudag.Error) as e:
+        cudag.load(path, strict=True)
+    assert "is not safe" in e.value.message
+
+
 def _header(path: Path):
-    expect, defines, werror = None, {}, False
+    expect, defines, flags = None, {}, {}
     for line in path.read_text(errors="replace").split("\n"):
         if not line.startswith("#"):
             break
@@ -156,8 +172,10 @@ def _header(path: Path):
             k, v = line[len("# define: "):].split("=", 1)
             defines[k] = v
         elif line == "# flags: werror":
-            werror = True
-    return expect, defines, werror
+            flags["werror"] = True
+        elif line == "# flags: strict":
+            flags["strict"] = True
+    return expect, defines, flags
 
 
 BAD = sorted((SRC / "tests" / "data" / "bad").glob("*.yaml"))
@@ -165,10 +183,10 @@ BAD = sorted((SRC / "tests" / "data" / "bad").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)
 def test_bad_file_reports_its_exact_error(path):
-    expect, defines, werror = _header(path)
+    expect, defines, flags = _header(path)
     assert expect, f"{path.name} names no expected error"
     with pytest.raises(cudag.Error) as e:
-        cudag.load(path, defines=defines, werror=werror)
+        cudag.load(path, defines=defines, **flags)
     err = e.value
     got = str(cudag.Diagnostic("error", err.message, err.file, err.line,
                                err.column))

@@ -78,10 +78,10 @@ expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
 expect "bench --" --Werror --max-errors --no-pdl --device-launch --gate --no-cache --strict --nvtx --device --help --iters --warmup --host-repeats --json
-expect "dot -" -D -I --Werror --max-errors -q --help -o --render --no-critical --no-clusters
+expect "dot -" -D -I --Werror --strict --max-errors -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
-expect "plan --" --Werror --max-errors --help --json
-expect "check --" --Werror --max-errors --help
+expect "plan --" --Werror --strict --max-errors --help --json
+expect "check --" --Werror --strict --max-errors --help
 expect "check ''" a.yaml b.yml "sp ace.yaml" sub
 expect "run sp" "sp ace.yaml"
 expect "run sub/" sub/g.yaml

@@ -37,7 +37,9 @@ typedef struct cli {
     bool gpu;                   /* the command runs the graph (run, bench) */
     bool gate;                  /* --gate: each timed replay alone, held
                                    until queued (cudag_exec_time_gated) */
-    unsigned nerr, nwarn;       /* diagnostics printed so far */
+    unsigned nerr, nwarn;       /* diagnostics reported so far */
+    bool hiding;                /* -q: the last warning, and its notes, go
+                                   unprinted */
     const char *stdin_text;     /* the graph read from "-", for carets */
     /* With --json, every diagnostic is also kept here (owned; freed by
      * cli_free) so that a failure can be printed as one JSON object. */
@@ -55,8 +57,8 @@ void cli_free(cli *c);
 
 /*
  * Parses one common option at argv[*i]: -D NAME=VALUE, -I DIR, --Werror,
- * --max-errors N, -q.  For a gpu command (run, bench) also one of --no-pdl,
- * --no-cache, --strict, --nvtx, --device K, --timeout S; other commands
+ * --strict, --max-errors N, -q.  For a gpu command (run, bench) also one of
+ * --no-pdl, --no-cache, --nvtx, --device K, --timeout S; other commands
  * refuse these by name.
  * Returns 1 and advances *i past it when it was one, 0 when argv[*i] is not
  * such an option, and -1 after printing a usage error.
@@ -77,6 +79,10 @@ void cli_diag(void *user, const cudag_error *e);
 /* Prints an error value (from a function that did not report through the
  * callback) the same way. */
 void cli_print_error(cli *c, const cudag_error *e);
+
+/* The name a file is shown under, in diagnostics and in any other line:
+ * "<stdin>" for "-", the path itself otherwise. */
+const char *cli_shown_name(const char *path);
 
 /* Loads and checks a file ("-": standard input), printing every diagnostic.
  * Returns CLI_OK and sets *g, or an exit status. */

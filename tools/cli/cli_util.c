@@ -14,8 +14,9 @@ const char cli_common_help[] =
     "  -D NAME=VALUE     set a variable of the graph (repeatable)\n"
     "  -I DIR            search DIR for included files (repeatable)\n"
     "  --Werror          treat warnings as errors\n"
+    "  --strict          an unsafe programmatic edge is an error, not a warning\n"
     "  --max-errors N    stop after N errors (default 50)\n"
-    "  -q, --quiet       print only diagnostics\n";
+    "  -q, --quiet       print errors only\n";
 
 const char cli_gpu_help[] =
     "  --device K        use CUDA device K (default 0)\n"
@@ -26,7 +27,6 @@ const char cli_gpu_help[] =
     "                    queued all of it: the device's time, not the host's\n"
     "                    launch call's\n"
     "  --no-cache        compile CUDA source modules without the compile cache\n"
-    "  --strict          an unsafe programmatic edge is an error, not a warning\n"
     "  --nvtx            NVTX ranges around each stage and replay\n"
     "  --timeout S       give up when the replays have not finished S seconds\n"
     "                    after a wait for them began (a while loop that never\n"
@@ -99,7 +99,7 @@ static bool gpu_option(const char *a)
 {
     static const char *const names[] = {"--device",        "--no-pdl",
                                         "--device-launch", "--gate",
-                                        "--no-cache", "--strict", "--nvtx",
+                                        "--no-cache", "--nvtx",
                                         "--timeout"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(a, names[i]) == 0)
@@ -223,6 +223,11 @@ static void put_safe(FILE *f, const char *s, size_t n)
 
 /* The name under which a graph read from standard input is shown. */
 static const char stdin_name[] = "<stdin>";
+
+const char *cli_shown_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? stdin_name : path;
+}
 
 /* Prints line `line` and a caret under column `col`, of `file` or of `text`
  * when that is given.  The file is read again only when it changes from one
@@ -357,7 +362,12 @@ void cli_diag(void *user, const cudag_error *e)
     else if (e->severity == CUDAG_SEV_WARNING)
         c->nwarn++;
     keep(c, e);
-    print_one(c, e);
+    /* -q prints errors only: a warning goes unprinted, and so do the notes
+     * that follow it; an error's notes are part of it. */
+    if (e->severity != CUDAG_SEV_NOTE)
+        c->hiding = c->quiet && e->severity != CUDAG_SEV_ERROR;
+    if (!c->hiding)
+        print_one(c, e);
 }
 
 void cli_print_error(cli *c, const cudag_error *e)

@@ -21,7 +21,8 @@ int cmd_check(cli *c, int argc, char **argv)
                "Parse and check graph files without touching a GPU. Every\n"
                "problem is printed as FILE:LINE:COL: error: MESSAGE. A FILE\n"
                "of '-' is read from standard input.\n"
-               "Exit status: 0 clean, 1 errors, 2 usage.\n\nOptions:\n%s",
+               "Exit status: 0 clean, 1 errors, 2 usage, 5 a file, include,\n"
+               "child graph or module could not be read.\n\nOptions:\n%s",
                c->prog, cli_common_help);
         return CLI_OK;
     }
@@ -65,7 +66,8 @@ int cmd_check(cli *c, int argc, char **argv)
             }
             size_t nn = pi.nodes, ne = pi.edges[0] + pi.edges[1] + pi.edges[2];
             size_t nb = cudag_graph_buffer_count(g);
-            printf("%s: ok: %zu node%s, %zu edge%s, %zu buffer%s", files[f],
+            printf("%s: ok: %zu node%s, %zu edge%s, %zu buffer%s",
+                   cli_shown_name(files[f]),
                    nn, cli_plural(nn), ne, cli_plural(ne), nb, cli_plural(nb));
             if (pi.bodies)
                 printf(", %zu bod%s", pi.bodies, pi.bodies == 1 ? "y" : "ies");

@@ -316,7 +316,7 @@ static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
     printf("{\"graph\": ");
     cli_json_string(stdout, cudag_graph_name(g));
     printf(", \"file\": ");
-    cli_json_string(stdout, o->file);
+    cli_json_string(stdout, cli_shown_name(o->file));
     printf(", \"device\": ");
     cli_json_string(stdout, cudag_exec_device_name(x));
     int major = 0, minor = 0;

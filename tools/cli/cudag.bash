@@ -10,8 +10,8 @@
 # leaves the caller's shell options as it found them.
 
 _cudag_commands="check dot plan run bench cache help"
-_cudag_common_opts="-D -I --Werror --max-errors -q --help"
-_cudag_gpu_opts="--no-pdl --device-launch --gate --no-cache --strict --nvtx --device"
+_cudag_common_opts="-D -I --Werror --strict --max-errors -q --help"
+_cudag_gpu_opts="--no-pdl --device-launch --gate --no-cache --nvtx --device"
 
 # Prints the options of subcommand $1 besides the common ones.
 _cudag_cmd_opts()

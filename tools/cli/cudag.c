@@ -30,12 +30,15 @@ static void usage(FILE *f, const char *prog)
             prog);
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-8s %s\n", "help",
+            "print the usage of a command, or this list");
     fprintf(f,
-            "\n'%s COMMAND --help' describes a command's options.\n"
+            "\n'%s COMMAND --help' describes a command's options; "
+            "'%s --version'\nprints the version.\n"
             "Exit status: 0 success, 1 graph errors, 2 usage, 3 no CUDA "
             "driver or device,\n4 CUDA error, 5 file error, 6 timeout "
             "(run and bench --timeout).\n",
-            prog);
+            prog, prog);
 }
 
 static int help_usage(FILE *f, const char *prog)
