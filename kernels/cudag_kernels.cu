@@ -12,6 +12,7 @@
  * the targets are in pointwise.cuh and rows.cuh, the measured figures in
  * docs/kernels.md. */
 #include "cond.cuh"
+#include "llama.cuh"
 #include "pointwise.cuh"
 #include "rows.cuh"
 #include "stencil.cuh"
@@ -227,4 +228,92 @@ KERNEL jacobi_f32(const float *u, float *v, const float *f, float *r, int nx,
                   int ny)
 {
     jacobi_sweep(u, v, f, r, nx, ny);
+}
+
+/* --- Llama decode (llama.cuh) ------------------------------------------------ */
+
+/* The GEMVs hold two rows' prefetched chunks and up to 2 x 16 sums per lane:
+ * at most 256 threads per block, so ptxas may give them up to 128 registers
+ * (2 blocks of 256 per SM) without spilling. */
+#define KERNEL_LL extern "C" __global__ void __launch_bounds__(256, 2)
+
+/* Batch 1 gets a body of its own, with more chunks in flight per lane. */
+#define LL_RUN(body)                                                           \
+    do {                                                                       \
+        __shared__ float rs[LL_MAXB];                                          \
+        if (body.B <= 1)                                                       \
+            body.template run<1, 4>(rs);                                       \
+        else                                                                   \
+            body.template run<LL_MAXB, 2>(rs);                                 \
+    } while (0)
+
+KERNEL_LL llama_qkv_bf16(bf16 *x, const bf16 *embed, const int *tok,
+                         int gather, const bf16 *norm, const bf16 *w, bf16 *q, bf16 *kcache, bf16 *vcache, const int *pos,
+                         int B, int H, int NH, int NKV, int HD, int CTX,
+                         float eps, float theta, float factor, float low,
+                         float high, float orig)
+{
+    const LlQkv k{x, embed, tok, gather, norm, w, q, kcache, vcache, pos, B, H, NH, NKV, HD, CTX,
+                  eps, LlRope{theta, factor, low, high, orig}};
+    LL_RUN(k);
+}
+
+KERNEL_LL llama_gateup_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
+                            bf16 *act, int B, int H, int F, float eps)
+{
+    const LlGateUp k{x, norm, w, act, B, H, F, eps};
+    LL_RUN(k);
+}
+
+KERNEL_LL llama_res_bf16(const bf16 *a, const bf16 *w, bf16 *x, int B, int K,
+                         int N)
+{
+    const LlRows<true> k{a, nullptr, w, x, B, K, N, 0.0f};
+    LL_RUN(k);
+}
+
+KERNEL_LL llama_head_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
+                          bf16 *logits, int B, int K, int N, float eps)
+{
+    const LlRows<false> k{x, norm, w, logits, B, K, N, eps};
+    LL_RUN(k);
+}
+
+KERNEL_LL llama_attn_bf16(const bf16 *q, const bf16 *kcache,
+                          const bf16 *vcache, const int *pos, float *part,
+                          int *cnt, bf16 *out, int B, int NH, int NKV, int HD,
+                          int CTX, int S)
+{
+    const LlAttn k{q, kcache, vcache, pos, part, cnt, out, B, NH, NKV, HD, CTX, S};
+    k.run();
+}
+
+KERNEL llama_argmax_bf16(const bf16 *logits, int *part, int *cnt, int *tok,
+                         int *pos, int B, int V)
+{
+    ll_argmax(logits, V, B, part, cnt, tok, pos);
+}
+
+KERNEL llama_embed_bf16(const bf16 *embed, const int *tok, bf16 *x, int B,
+                        int H, int V)
+{
+    ll_embed(embed, tok, x, B, H, V);
+}
+
+KERNEL llama_emit_i32(const int *tok, int *out, int *count, int B, int N,
+                      int eos, cudaGraphConditionalHandle c)
+{
+    pdl_wait();
+    if (cond_leader()) {
+        const int t = count[0];
+        bool all_eos = eos >= 0;
+        for (int b = 0; b < B; ++b) {
+            if (t < N)
+                out[(long long)b * N + t] = tok[b];
+            all_eos = all_eos && tok[b] == eos;
+        }
+        count[0] = t + 1;
+        cudaGraphSetConditional(c, t + 1 < N && !all_eos ? 1u : 0u);
+    }
+    pdl_launch_dependents();
 }
