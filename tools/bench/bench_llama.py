@@ -116,6 +116,19 @@ def log(*a):
 
 
 T0 = time.monotonic()
+# Where everything runs: "cuda", or "cpu" for a smoke run of the harness on
+# the tiny shape (--device cpu: host clock, no CUDA graphs, no cudag).
+DEV = "cuda"
+
+
+def sync():
+    if DEV == "cuda":
+        torch.cuda.synchronize()
+
+
+def empty_cache():
+    if DEV == "cuda":
+        torch.cuda.empty_cache()
 
 
 Dims = namedtuple("Dims", "name L H F NH NKV HD V RF QKV G")
@@ -235,8 +248,8 @@ def plain_step(d, w, inv_freq, kc, vc, tok, pos, logits, W, f32=False):
         v = qkv[:, nq + nk:].view(B, d.NKV, d.HD)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        kc[l].index_copy_(2, p, k.unsqueeze(2).to(kc.dtype))
-        vc[l].index_copy_(2, p, v.unsqueeze(2).to(vc.dtype))
+        kc[l].index_copy_(2, p, k.unsqueeze(2).to(kc[l].dtype))
+        vc[l].index_copy_(2, p, v.unsqueeze(2).to(vc[l].dtype))
         kw, vw = kc[l][:, :, :W], vc[l][:, :, :W]          # [B, NKV, W, HD]
         qg = q.view(B, d.NKV, d.G, d.HD)
         s = torch.matmul(qg, kw.transpose(-1, -2)) * scale  # [B, NKV, G, W]
@@ -262,7 +275,17 @@ def timed(fn, iters, warm, before=None):
         if before:
             before()
         fn()
-    torch.cuda.synchronize()
+    sync()
+    if DEV != "cuda":
+        t = []
+        for _ in range(iters):
+            if before:
+                before()
+            t0 = time.perf_counter()
+            fn()
+            t.append((time.perf_counter() - t0) * 1e6)
+        return {"median": statistics.median(t), "min": min(t), "max": max(t),
+                "n": iters}
     ev = [(torch.cuda.Event(enable_timing=True),
            torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
     for s, e in ev:
@@ -279,12 +302,12 @@ def timed(fn, iters, warm, before=None):
 
 def copy_bandwidth():
     """Bytes read plus written per second by a 1 GiB device-to-device copy."""
-    n = 1 << 29                                # bf16 elements: 1 GiB
-    a = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    n = 1 << (29 if DEV == "cuda" else 24)     # bf16 elements: 1 GiB
+    a = torch.empty(n, dtype=torch.bfloat16, device=DEV)
     b = torch.empty_like(a)
     us = timed(lambda: b.copy_(a), 20, 5)["median"]
     del a, b
-    torch.cuda.empty_cache()
+    empty_cache()
     return 2 * n * 2 / (us * 1e-6)
 
 
@@ -602,20 +625,20 @@ class Config:
         # checked sequence.
         self.wwin = {n: round_up(n + 1, 64) for n in self.lengths}
         self.wcheck = round_up(self.T + 1, 64)
-        self.w = make_weights(d, "cuda", a.seed)
+        self.w = make_weights(d, DEV, a.seed)
         sums = checksum(self.w)
         if self.row.setdefault("weights_checksum", sums) != sums:
             raise RuntimeError("the weights differ from the first pass's")
-        self.inv_freq = llama3_inv_freq(d, "cuda")
+        self.inv_freq = llama3_inv_freq(d, DEV)
         cs = (d.L, B, d.NKV, self.ctx, d.HD)
-        self.kc = torch.zeros(cs, dtype=torch.bfloat16, device="cuda")
+        self.kc = torch.zeros(cs, dtype=torch.bfloat16, device=DEV)
         self.vc = torch.zeros_like(self.kc)
-        self.tok = torch.zeros(B, dtype=torch.int32, device="cuda")
-        self.pos = torch.zeros(1, dtype=torch.int32, device="cuda")
-        self.logits = torch.zeros(B * d.V, dtype=torch.bfloat16, device="cuda")
+        self.tok = torch.zeros(B, dtype=torch.int32, device=DEV)
+        self.pos = torch.zeros(1, dtype=torch.int32, device=DEV)
+        self.logits = torch.zeros(B * d.V, dtype=torch.bfloat16, device=DEV)
         self.lg = self.logits.view(B, d.V)
         self.out = torch.zeros(B * a.gen_tokens, dtype=torch.int32,
-                               device="cuda")
+                               device=DEV)
         g = torch.Generator(device="cpu")
         g.manual_seed(a.seed + 7)
         self.prompt = torch.randint(0, d.V, (B, self.P), generator=g)
@@ -652,6 +675,8 @@ class Config:
         """fn captured in a torch.cuda.CUDAGraph (two warm-up calls on a side
         stream first, as PyTorch asks); returns its replay.  What the warm-up
         changed (pos, caches, tok) is the caller's to reset."""
+        if DEV != "cuda":
+            raise RuntimeError("no CUDA graphs on the CPU")
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
@@ -680,9 +705,9 @@ class Config:
         the sequence S every other implementation is forced along."""
         d, B, P, T = self.d, self.B, self.P, self.T
         kf = torch.zeros((d.L, B, d.NKV, self.wcheck, d.HD),
-                         dtype=torch.float32, device="cuda")
+                         dtype=torch.float32, device=DEV)
         vf = torch.zeros_like(kf)
-        lgf = torch.zeros(B, d.V, dtype=torch.float32, device="cuda")
+        lgf = torch.zeros(B, d.V, dtype=torch.float32, device=DEV)
         self.pos.zero_()
         steps, toks = [], []
         for t in range(T):
@@ -697,7 +722,7 @@ class Config:
         self.ref = SimpleNamespace(steps=steps, toks=torch.stack(toks, 1),
                                    last=steps[:, -1])
         self.S = torch.cat([self.prompt, self.ref.toks[:, P - 1:T - 1]], 1)
-        self.S_dev = self.S.to("cuda")
+        self.S_dev = self.S.to(DEV)
         corr = self.row["correctness"]
         corr.update(prompt=P, greedy_steps=self.a.gen,
                     compared_tokens_per_sequence=self.a.gen + 1)
@@ -756,7 +781,7 @@ class Config:
     def hf_eager_forced(self):
         hf = self.hf
         cache = hf.dynamic_cache()
-        pos = torch.zeros(1, dtype=torch.long, device="cuda")
+        pos = torch.zeros(1, dtype=torch.long, device=DEV)
         t = [0]
 
         def one(ids):
@@ -871,7 +896,7 @@ class Config:
         token."""
         a, B = self.a, self.B
         n0, N = self.lengths[0], a.gen_tokens
-        start = torch.arange(1, B + 1, dtype=torch.int32, device="cuda") * 7
+        start = torch.arange(1, B + 1, dtype=torch.int32, device=DEV) * 7
 
         def reset():
             self.pos.fill_(n0)
@@ -926,13 +951,13 @@ class Config:
 
     def time_hf_eager(self):
         a, hf, B = self.a, self.hf, self.B
-        gen = torch.Generator(device="cuda")
+        gen = torch.Generator(device=DEV)
         gen.manual_seed(5)
-        ids = torch.randint(0, self.d.V, (B,), device="cuda")
+        ids = torch.randint(0, self.d.V, (B,), device=DEV)
         for n in self.lengths:
             cache = hf.dynamic_cache()
             hf.fill_dynamic(cache, B, n, gen)
-            position = torch.full((1,), n, dtype=torch.long, device="cuda")
+            position = torch.full((1,), n, dtype=torch.long, device=DEV)
             kw = hf.args(ids, position, cache)
             t = timed(lambda: hf.m(**kw), a.eager_iters, a.eager_warm,
                       lambda: hf.set_dynamic_len(cache, n))
@@ -942,7 +967,7 @@ class Config:
                                    f"step at {n}")
             self.put(n, "hf_eager", t)
             del cache, kw
-            torch.cuda.empty_cache()
+            empty_cache()
             log(f"  HF eager at {n}: {t['median']:.1f} µs")
 
     # -- torch.compile (second pass) --------------------------------------------
@@ -968,7 +993,7 @@ class Config:
         # Caches of its own, one tensor per layer: a compiled function
         # mutates its inputs in place, views of one input less surely so.
         kl = [torch.zeros((B, d.NKV, self.ctx, d.HD), dtype=torch.bfloat16,
-                          device="cuda") for _ in range(d.L)]
+                          device=DEV) for _ in range(d.L)]
         vl = [torch.zeros_like(k) for k in kl]
 
         def fn(kc, vc, tok, pos, logits, win):
@@ -978,7 +1003,7 @@ class Config:
                            dynamic=None if dynamic else False)
 
         def window(n):
-            t = torch.empty(n, dtype=torch.int8, device="cuda")
+            t = torch.empty(n, dtype=torch.int8, device=DEV)
             if dynamic:
                 torch._dynamo.mark_dynamic(t, 0)
             return t
@@ -1026,9 +1051,9 @@ class Config:
         a, hf, B = self.a, self.hf, self.B
         torch._dynamo.reset()
         fwd = torch.compile(hf.m.forward, mode="reduce-overhead", fullgraph=True)
-        cache = hf.static_cache(B, self.ctx, "cuda")
-        position = torch.zeros(1, dtype=torch.long, device="cuda")
-        ids = torch.zeros(B, dtype=torch.long, device="cuda")
+        cache = hf.static_cache(B, self.ctx, DEV)
+        position = torch.zeros(1, dtype=torch.long, device=DEV)
+        ids = torch.zeros(B, dtype=torch.long, device=DEV)
 
         def call():
             torch.compiler.cudagraph_mark_step_begin()
@@ -1094,9 +1119,11 @@ class Config:
 def check_context():
     """After a failure: is the CUDA context still usable?  A kernel fault
     poisons it for everything after, so the run then stops."""
+    if DEV != "cuda":
+        return
     try:
         torch.cuda.synchronize()
-        torch.zeros(1, device="cuda").add_(1).item()
+        torch.zeros(1, device=DEV).add_(1).item()
     except Exception as e:  # noqa: BLE001
         raise SystemExit(f"bench_llama: the CUDA context is lost ({e}); "
                          "stopping with what was measured")
@@ -1275,10 +1302,12 @@ def self_test():
 
     S = torch.randint(0, d.V, (B, T))
 
-    def plain_run(f32, W=64):
+    def plain_run(f32, W=64, per_layer=False):
         dt = torch.float32 if f32 else torch.bfloat16
         kc = torch.zeros((d.L, B, d.NKV, 80, d.HD), dtype=dt)
         vc = torch.zeros_like(kc)
+        if per_layer:           # the compiled variant's caches
+            kc, vc = [k.clone() for k in kc], [v.clone() for v in vc]
         tok = torch.zeros(B, dtype=torch.int32)
         pos = torch.zeros(1, dtype=torch.int32)
         lg = torch.zeros(B, d.V, dtype=dt)
@@ -1307,6 +1336,9 @@ def self_test():
     t32w, l32w = plain_run(True, W=80)
     expect(torch.allclose(l32w, l32, rtol=0, atol=1e-5),
            "a wider attention window is masked")
+    t32l, l32l = plain_run(True, per_layer=True)
+    expect(torch.equal(l32l, l32) and torch.equal(t32l, t32),
+           "caches as one tensor per layer: the same step")
     # bf16 against f32.
     t16, l16 = plain_run(False)
     rel16 = float((l16 - l32).norm() / l32.norm())
@@ -1452,6 +1484,8 @@ def parse(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="write the results here (after every step)")
     ap.add_argument("--markdown", help="write the table here")
+    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                    help=argparse.SUPPRESS)     # cpu: a smoke run, tiny shape
     ap.add_argument("--self-test", action="store_true",
                     help="CPU checks of the plain step and the harness; no GPU")
     a = ap.parse_args(argv)
@@ -1478,7 +1512,11 @@ def main(argv=None):
     a = parse(argv)
     if a.self_test:
         return self_test()
-    if not torch.cuda.is_available():
+    global DEV
+    DEV = a.device
+    if DEV == "cpu":
+        a.no_cudag, a.compile = True, set()
+    elif not torch.cuda.is_available():
         raise SystemExit("bench_llama: no CUDA device (--self-test runs on "
                          "the CPU)")
     torch.set_grad_enabled(False)
@@ -1493,9 +1531,12 @@ def main(argv=None):
             log(f"transformers not importable ({e}): left out")
             a.no_hf = True
             a.compile.discard("hf")
-    stream = torch.cuda.Stream()
-    torch.cuda.set_stream(stream)
-    res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+    stream = None
+    if DEV == "cuda":
+        stream = torch.cuda.Stream()
+        torch.cuda.set_stream(stream)
+    res = {"device": torch.cuda.get_device_name() if DEV == "cuda" else "cpu",
+           "torch": torch.__version__,
            "transformers": tv,
            "cudag": cudag.library_version() if cudag else None,
            "date": datetime.date.today().isoformat(),
@@ -1529,7 +1570,7 @@ def main(argv=None):
                     c.close()
                 del c
                 gc.collect()
-                torch.cuda.empty_cache()
+                empty_cache()
                 write(res, a)
         # Second pass: torch.compile, the most telling configurations first.
         for shape, B in a.compile_configs:
@@ -1560,7 +1601,7 @@ def main(argv=None):
                     del c
                     gc.collect()
                     torch._dynamo.reset()
-                    torch.cuda.empty_cache()
+                    empty_cache()
                     write(res, a)
     finally:
         write(res, a)
@@ -1578,7 +1619,7 @@ def run_base(c, a, cudag, stream):
             cudag, a, c.d, c.B, c.ctx, c.w, c.kc, c.vc, c.tok, c.pos,
             c.logits, c.out, stream, info))
     if not a.no_hf:
-        c.hf = c.attempt("hf_build", lambda: HF(c.d, c.w, "cuda"))
+        c.hf = c.attempt("hf_build", lambda: HF(c.d, c.w, DEV))
     c.attempt("f32_reference", c.reference)
     if c.ref is None:
         return
@@ -1599,7 +1640,7 @@ def run_compile(c, which):
     if which == "plain":
         c.attempt("torch_compile", c.compile_plain)
     else:
-        c.hf = c.attempt("hf_build", lambda: HF(c.d, c.w, "cuda"))
+        c.hf = c.attempt("hf_build", lambda: HF(c.d, c.w, DEV))
         if c.hf is not None:
             c.attempt("hf_compile", c.compile_hf)
 
