@@ -31,6 +31,12 @@
 #     cond      tools/bench/bench_cond: loops as while nodes, unrolled and
 #               driven from the host; Jacobi to convergence (cond.json, and
 #               the table in the summary)
+#     llama     tools/bench/bench_llama.py: the Llama decode step (1B and
+#               8B shapes, batch 1 and 8) in cudag against PyTorch,
+#               transformers and the weight-streaming floor (llama.json,
+#               llama.md, llama.log; the table in the summary).  Its own
+#               budget is what GPU_ALL_BUDGET_S leaves (else 480 s);
+#               LLAMA_ARGS adds options (--quick, --shapes 1b, …)
 #
 # Run from the repository root after `. .gpu-deps/env.sh`.  Builds into
 # build-gpu (kept between calls while the machine stays warm).  With
@@ -282,6 +288,22 @@ EOF
             --jacobi graphs/jacobi.yaml >>"$summary" 2>&1
         timeout 300 $b/tools/bench_cond --kernels $b/kernels \
             --jacobi graphs/jacobi.yaml --json >"$out/cond.json" 2>>"$summary"
+        ;;
+    llama)
+        over_budget llama && continue
+        lb=480
+        [ -n "${GPU_ALL_BUDGET_S:-}" ] &&
+            lb=$((GPU_ALL_BUDGET_S - ($(date +%s) - started) - 30))
+        # The budget bounds what the bench starts; a compilation under way
+        # may overrun it, hence the timeout's margin.  It writes its JSON
+        # and table after every configuration, so a timeout keeps those.
+        # shellcheck disable=SC2086
+        timeout $((lb + 90)) python3 tools/bench/bench_llama.py --build $b \
+            --budget-s "$lb" ${LLAMA_ARGS:-} --json "$out/llama.json" \
+            --markdown "$out/llama.md" >"$out/llama.log" 2>&1
+        say "llama (exit $?): $out/llama.json"
+        [ -f "$out/llama.md" ] && cat "$out/llama.md" >>"$summary"
+        grep -E "FAILED|Error|error" "$out/llama.log" | head -20 >>"$summary"
         ;;
     *)
         echo "gpu_all.sh: unknown step '$step'" >&2
