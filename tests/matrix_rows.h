@@ -265,4 +265,137 @@ static void mx_apply(const mx_row *r, const mx_col *c, const float *x,
     }
 }
 
+/* Fails the test, printing err, unless rc is CUDAG_OK. */
+static void mx_ok(int rc, const cudag_error *e)
+{
+    if (rc != CUDAG_OK)
+        fail_msg("unexpected error %s: %s:%d:%d: %s", cudag_status_name(rc),
+                 e->file, e->line, e->column, e->message);
+}
+
+/* ---- the C API's column: a CUfunction of the program's ---------------- */
+
+static const cudag_dim3 G2 = {2, 1, 1}, B128 = {128, 1, 1}, G1 = {1, 1, 1},
+                        B32 = {32, 1, 1};
+
+static void kern(cudag_graph *g, const char *name, double a)
+{
+    cudag_arg args[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 0),
+                        cudag_arg_float(a), cudag_arg_int(MX_N)};
+    cudag_error e;
+    mx_ok(cudag_add_kernel(g, name, "mine", G2, B128, 0, args, 4, &e), &e);
+}
+
+static void counter(cudag_graph *g, const char *after, cudag_edge_kind kind)
+{
+    cudag_arg args[] = {cudag_arg_buffer("it", 0), cudag_arg_int(3),
+                        cudag_arg_cond("more")};
+    cudag_error e;
+    mx_ok(cudag_add_kernel(g, "next", "cond_count_i32", G1, B32, 0, args, 3, &e),
+       &e);
+    mx_ok(cudag_add_edge(g, after, "next", kind, &e), &e);
+}
+
+static void pdl_pair(cudag_graph *g, const char *a, double fa, const char *b,
+                     double fb)
+{
+    cudag_error e;
+    kern(g, a, fa);
+    kern(g, b, fb);
+    mx_ok(cudag_add_edge(g, a, b, CUDAG_EDGE_PROGRAMMATIC, &e), &e);
+}
+
+/* The graph of row r (the rows the builder can express: no child graph
+ * files, which come from YAML), the kernel a CUfunction handle. */
+static cudag_graph *mx_api_row(size_t r, void *handle, const char *lib)
+{
+    cudag_graph *g, *b[3], *in[2];
+    cudag_error e;
+    mx_ok(cudag_graph_create("m", &g, &e), &e);
+    mx_ok(cudag_add_module(g, "lib", lib, &e),
+       &e);
+    static const cudag_param cnt[] = {{"counter", CUDAG_TYPE_PTR},
+                                      {"k", CUDAG_TYPE_I64},
+                                      {"c", CUDAG_TYPE_COND}};
+    static const cudag_param lt[] = {{"x", CUDAG_TYPE_PTR},
+                                     {"t", CUDAG_TYPE_F32},
+                                     {"c", CUDAG_TYPE_COND}};
+    static const cudag_param idx[] = {{"x", CUDAG_TYPE_PTR},
+                                      {"c", CUDAG_TYPE_COND}};
+    mx_ok(cudag_add_signature(g, "cond_count_i32", "lib", NULL, cnt, 3, 1, &e), &e);
+    mx_ok(cudag_add_signature(g, "cond_lt_f32", "lib", NULL, lt, 3, 1, &e), &e);
+    mx_ok(cudag_add_signature(g, "cond_index_i32", "lib", NULL, idx, 2, 1, &e), &e);
+    static const cudag_param axpy[] = {{"x", CUDAG_TYPE_PTR},
+                                       {"y", CUDAG_TYPE_PTR},
+                                       {"a", CUDAG_TYPE_F32},
+                                       {"n", CUDAG_TYPE_I32}};
+    mx_ok(cudag_add_signature_handle(g, "mine", handle,
+                                  CUDAG_HANDLE_FUNCTION, axpy, 4, 1, &e),
+       &e);
+    mx_ok(cudag_add_buffer(g, "x", CUDAG_TYPE_F32, MX_N, NULL, &e), &e);
+    mx_ok(cudag_add_buffer(g, "y", CUDAG_TYPE_F32, MX_N, NULL, &e), &e);
+    mx_ok(cudag_add_buffer(g, "it", CUDAG_TYPE_I32, 1, NULL, &e), &e);
+    mx_ok(cudag_add_buffer(g, "p", CUDAG_TYPE_F32, 1, NULL, &e), &e);
+    mx_ok(cudag_add_buffer(g, "pick", CUDAG_TYPE_I32, 1, NULL, &e), &e);
+    mx_ok(cudag_add_condition(g, "more", 1, &e), &e);
+    mx_ok(cudag_add_condition(g, "pos", CUDAG_COND_NO_DEFAULT, &e), &e);
+    mx_ok(cudag_add_condition(g, "which", CUDAG_COND_NO_DEFAULT, &e), &e);
+    cudag_arg ltargs[] = {cudag_arg_buffer("p", 0), cudag_arg_float(0.5),
+                          cudag_arg_cond("pos")};
+    const char *name = mx_rows[r].name;
+    if (strcmp(name, "top level") == 0) {
+        pdl_pair(g, "a", 2, "b", 3);
+    } else if (strcmp(name, "while body") == 0) {
+        mx_ok(cudag_add_memset(g, "reset", "it", 0, 1, 0, &e), &e);
+        mx_ok(cudag_add_conditional(g, "solve", CUDAG_COND_WHILE, "more", 1, b,
+                                 &e),
+           &e);
+        mx_ok(cudag_add_edge(g, "reset", "solve", CUDAG_EDGE_FULL, &e), &e);
+        pdl_pair(b[0], "step", 2, "step2", 1);
+        counter(b[0], "step2", CUDAG_EDGE_PROGRAMMATIC);
+    } else if (strcmp(name, "if/else bodies") == 0) {
+        mx_ok(cudag_add_kernel(g, "test", "cond_lt_f32", G1, B32, 0, ltargs, 3,
+                            &e),
+           &e);
+        mx_ok(cudag_add_conditional(g, "sign", CUDAG_COND_IF, "pos", 2, b, &e),
+           &e);
+        mx_ok(cudag_add_edge(g, "test", "sign", CUDAG_EDGE_FULL, &e), &e);
+        pdl_pair(b[0], "up", 2, "up2", 5);
+        kern(b[1], "down", -1);
+    } else if (strcmp(name, "switch cases") == 0) {
+        cudag_arg ia[] = {cudag_arg_buffer("pick", 0), cudag_arg_cond("which")};
+        mx_ok(cudag_add_kernel(g, "choose", "cond_index_i32", G1, B32, 0, ia, 2,
+                            &e),
+           &e);
+        mx_ok(cudag_add_conditional(g, "route", CUDAG_COND_SWITCH, "which", 3, b,
+                                 &e),
+           &e);
+        mx_ok(cudag_add_edge(g, "choose", "route", CUDAG_EDGE_FULL, &e), &e);
+        kern(b[0], "c0", 2);
+        pdl_pair(b[1], "c1", 3, "c1b", 4);
+        kern(b[2], "c2", 5);
+    } else if (strcmp(name, "if inside a while body") == 0) {
+        mx_ok(cudag_add_memset(g, "reset", "it", 0, 1, 0, &e), &e);
+        mx_ok(cudag_add_conditional(g, "solve", CUDAG_COND_WHILE, "more", 1, b,
+                                 &e),
+           &e);
+        mx_ok(cudag_add_edge(g, "reset", "solve", CUDAG_EDGE_FULL, &e), &e);
+        mx_ok(cudag_add_kernel(b[0], "test", "cond_lt_f32", G1, B32, 0, ltargs,
+                            3, &e),
+           &e);
+        mx_ok(cudag_add_conditional(b[0], "sign", CUDAG_COND_IF, "pos", 2, in,
+                                 &e),
+           &e);
+        mx_ok(cudag_add_edge(b[0], "test", "sign", CUDAG_EDGE_FULL, &e), &e);
+        pdl_pair(in[0], "up", 2, "up2", 1);
+        kern(in[1], "down", -1);
+        counter(b[0], "sign", CUDAG_EDGE_FULL);
+    } else {
+        cudag_graph_destroy(g);
+        return NULL;            /* child graph files: YAML only */
+    }
+    mx_ok(cudag_check(g, NULL, &e), &e);
+    return g;
+}
+
 #endif /* CUDAG_TEST_MATRIX_ROWS_H */
