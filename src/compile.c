@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "pdl_cuh.h"            /* generated: cudag__pdl_cuh_text */
+#include "cond_cuh.h"           /* generated: cudag__cond_cuh_text */
 
 void cudag__compile_arch(int major, int minor, char *buf, size_t size)
 {
@@ -25,6 +26,8 @@ const cudag__src_text *cudag__builtin_headers(uint32_t *n)
 {
     static const cudag__src_text builtins[] = {
         {"cudag/pdl.cuh", cudag__pdl_cuh_text, sizeof cudag__pdl_cuh_text - 1},
+        {"cudag/cond.cuh", cudag__cond_cuh_text,
+         sizeof cudag__cond_cuh_text - 1},
     };
     *n = sizeof builtins / sizeof builtins[0];
     return builtins;

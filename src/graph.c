@@ -51,6 +51,17 @@ static void share_down(cudag_graph *g)
     }
 }
 
+/* The graph whose shared tables an add to g writes: g's root.  A sub-graph
+ * holds copies of its root's table pointers and maps; an add made through
+ * those copies (a kernel first named inside a body or a child graph file,
+ * whose signature is made from source there) grew arrays and maps that only
+ * that sub-graph saw, which the root never freed, and left the root and its
+ * other sub-graphs without the kernel. */
+static cudag_graph *owner_of_shared(cudag_graph *g)
+{
+    return g->root;
+}
+
 int cudag__subgraph_new(cudag_graph *g, uint32_t owner, uint32_t slot,
                         const char *name, const char *prefix,
                         cudag_graph **out, cudag_error *err)
@@ -225,6 +236,7 @@ static int add_named(cudag_graph *g, void **data, uint32_t *len, uint32_t *cap,
 int cudag__add_var(cudag_graph *g, const char *name, cudag__pos pos,
                    cudag__var **out, cudag_error *err)
 {
+    g = owner_of_shared(g);
     uint32_t b;
     if (cudag__map_get(&g->buffer_map, name, &b))
         return cudag__fail_at(err, CUDAG_EDUP, pos,
@@ -243,6 +255,7 @@ int cudag__add_var(cudag_graph *g, const char *name, cudag__pos pos,
 int cudag__add_module(cudag_graph *g, const char *name, cudag__pos pos,
                       cudag__module **out, cudag_error *err)
 {
+    g = owner_of_shared(g);
     int rc = ADD_NAMED(g, modules, nmodules, cmodules, 4096, module_map,
                        "module", cudag__module, name, pos, out, err);
     if (rc == CUDAG_OK)
@@ -253,6 +266,7 @@ int cudag__add_module(cudag_graph *g, const char *name, cudag__pos pos,
 int cudag__add_sig(cudag_graph *g, const char *name, cudag__pos pos,
                    cudag__sig **out, cudag_error *err)
 {
+    g = owner_of_shared(g);
     int rc = ADD_NAMED(g, sigs, nsigs, csigs, 65536, sig_map, "kernel",
                        cudag__sig, name, pos, out, err);
     if (rc == CUDAG_OK)
@@ -263,6 +277,7 @@ int cudag__add_sig(cudag_graph *g, const char *name, cudag__pos pos,
 int cudag__add_buffer(cudag_graph *g, const char *name, cudag__pos pos,
                       cudag__buffer **out, cudag_error *err)
 {
+    g = owner_of_shared(g);
     uint32_t v;
     if (cudag__map_get(&g->var_map, name, &v))
         return cudag__fail_at(err, CUDAG_EDUP, pos,
@@ -281,6 +296,7 @@ int cudag__add_buffer(cudag_graph *g, const char *name, cudag__pos pos,
 int cudag__add_cond(cudag_graph *g, const char *name, cudag__pos pos,
                     cudag__cond **out, cudag_error *err)
 {
+    g = owner_of_shared(g);
     uint32_t v;
     if (cudag__map_get(&g->buffer_map, name, &v))
         return cudag__fail_at(err, CUDAG_EDUP, pos,

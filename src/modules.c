@@ -373,7 +373,7 @@ uint32_t cudag__sig_lookup(cudag_graph *g, const char *name, cudag__pos use,
     *ns = tmp;
     ns->name = nm;
     ns->pos = k->pos;
-    return g->nsigs - 1;
+    return g->root->nsigs - 1;
 }
 
 /* A C++ (mangled) name whose identifier is `name`: "_Z5scalePffi" for

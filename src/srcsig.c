@@ -499,7 +499,8 @@ static void read_params(reader *r, uint32_t text, uint32_t i, uint32_t j,
             "const", "volatile", "unsigned", "signed", "int", "long", "short",
             "char", "float", "double", "bool", "void", "__restrict__",
             "__restrict", "restrict", "size_t", "__half", "__nv_bfloat16",
-            "half", "nv_bfloat16"};
+            "half", "nv_bfloat16", "cudaGraphConditionalHandle",
+            "CUgraphConditionalHandle"};
         uint32_t tend = last;
         if (last > s + 1 && v[last - 1].kind == T_ID) {
             bool keyword = false;
@@ -1105,6 +1106,12 @@ cudag_type cudag__src_ctype(const char *ctype, cudag_type *pointee)
     }
     if (nb == 0)
         return CUDAG_TYPE_NONE;
+    /* A condition's handle (the runtime's and the driver's spelling of one
+     * 8-byte value), passed by value: a `cond` parameter.  A pointer to one
+     * is a plain pointer. */
+    if (nb == 1 && (strcmp(base[0], "cudaGraphConditionalHandle") == 0 ||
+                    strcmp(base[0], "CUgraphConditionalHandle") == 0))
+        return stars ? CUDAG_TYPE_PTR : CUDAG_TYPE_COND;
     bool is_void;
     cudag_type t = base_type(base, nb, &is_void);
     if (stars == 0)

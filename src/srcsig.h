@@ -114,7 +114,8 @@ int cudag__src_signature(cudag__arena *a, const cudag__src_decls *d,
 /*
  * The C type → cudag type table, for one type written in source (already
  * free of macros and aliases): "const float *" gives PTR with pointee F32;
- * "unsigned long long" U64; "__nv_bfloat16" BF16.  Returns CUDAG_TYPE_NONE
+ * "unsigned long long" U64; "__nv_bfloat16" BF16; "cudaGraphConditionalHandle"
+ * (or CUgraphConditionalHandle) COND.  Returns CUDAG_TYPE_NONE
  * for a type not in the table.
  */
 cudag_type cudag__src_ctype(const char *ctype, cudag_type *pointee);
