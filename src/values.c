@@ -145,8 +145,33 @@ static uint16_t small_float(double v, int eb, int mb)
     return (uint16_t)(sign | (uint32_t)(e + bias) << mb | frac);
 }
 
-uint16_t cudag__f16_bits(double v) { return small_float(v, 5, 10); }
-uint16_t cudag__bf16_bits(double v) { return small_float(v, 8, 7); }
+/* The same rounding on the double's bits, for results that are normal
+ * numbers of the small format (every value a random init makes, almost):
+ * adding half an ulp less one, plus the kept lowest bit, rounds to nearest
+ * even, and a carry out of the mantissa lands in the exponent as it should.
+ * Anything else (zero, subnormal, overflow, NaN) takes small_float.  Filling
+ * gigabytes of weights spends its time here: this path needs no libm call. */
+static uint16_t small_float_fast(double v, int eb, int mb)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    int bias = (1 << (eb - 1)) - 1, shift = 52 - mb;
+    int e = (int)((u >> 52) & 0x7ff) - 1023;
+    if (e < 1 - bias || e > bias)
+        return small_float(v, eb, mb);
+    uint64_t a = u & ~(UINT64_C(1) << 63);
+    uint64_t lsb = (a >> shift) & 1;
+    uint64_t r = (a + ((UINT64_C(1) << (shift - 1)) - 1) + lsb) >> shift;
+    int re = (int)(r >> mb) - 1023 + bias;
+    if (re >= (1 << eb) - 1)
+        return small_float(v, eb, mb);
+    uint32_t sign = (uint32_t)(u >> 63) << (eb + mb);
+    return (uint16_t)(sign | (uint32_t)re << mb |
+                      (uint32_t)(r & ((UINT64_C(1) << mb) - 1)));
+}
+
+uint16_t cudag__f16_bits(double v) { return small_float_fast(v, 5, 10); }
+uint16_t cudag__bf16_bits(double v) { return small_float_fast(v, 8, 7); }
 
 /* A double truncated toward zero and wrapped to 64 bits; NaN is 0. */
 static uint64_t int_bits(double v)

@@ -178,6 +178,56 @@ static void build_value_bits_round_to_nearest_even(void **state)
     assert_true(cudag__value_bits(CUDAG_TYPE_I64, -1.0) == UINT64_MAX);
 }
 
+/* The rounding as the definition states it (frexp, ldexp, nearbyint: one
+ * rounding straight from the double), against which the library's bit-level
+ * shortcut for normal results is held. */
+static uint16_t ref_small_float(double v, int eb, int mb)
+{
+    uint32_t sign = signbit(v) ? 1u << (eb + mb) : 0u;
+    uint32_t inf = ((1u << eb) - 1u) << mb;
+    if (isnan(v))
+        return (uint16_t)(inf | 1u << (mb - 1));
+    double a = fabs(v);
+    if (a == 0.0)
+        return (uint16_t)sign;
+    int bias = (1 << (eb - 1)) - 1, emin = 1 - bias, e;
+    frexp(a, &e);
+    e -= 1;
+    if (isinf(a) || e > bias)
+        return (uint16_t)(sign | inf);
+    if (e < emin)
+        return (uint16_t)(sign | (uint32_t)nearbyint(ldexp(a, mb - emin)));
+    double q = nearbyint(ldexp(a, mb - e));
+    if (q >= ldexp(1.0, mb + 1)) {
+        q = ldexp(1.0, mb);
+        if (++e > bias)
+            return (uint16_t)(sign | inf);
+    }
+    return (uint16_t)(sign | (uint32_t)(e + bias) << mb |
+                      ((uint32_t)q - (1u << mb)));
+}
+
+static void build_small_floats_match_the_definition(void **state)
+{
+    (void)state;
+    /* Random mantissas at every exponent either format can reach and a few
+     * beyond, ties and their neighbours made on purpose. */
+    uint64_t z = (uint64_t)time(NULL) * UINT64_C(0x9E3779B97F4A7C15) | 1;
+    for (int i = 0; i < 400000; i++) {
+        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+        int e = (int)(z % 300) - 150;
+        double m = 1.0 + (double)(z >> 12) * ldexp(1.0, -52);
+        if (i % 4 == 1)   /* an exact bf16 tie, or an f16 one */
+            m = 1.0 + ldexp((double)((z >> 20) % 255 * 2 + 1), i % 8 == 1 ? -8 : -11);
+        double v = ldexp(z & 1 ? -m : m, e);
+        if (cudag__bf16_bits(v) != ref_small_float(v, 8, 7) ||
+            cudag__f16_bits(v) != ref_small_float(v, 5, 10))
+            fail_msg("%a: bf16 %#x (want %#x), f16 %#x (want %#x)", v,
+                     cudag__bf16_bits(v), ref_small_float(v, 8, 7),
+                     cudag__f16_bits(v), ref_small_float(v, 5, 10));
+    }
+}
+
 static void build_pack_arg_checks_like_the_checker(void **state)
 {
     (void)state;
@@ -1642,6 +1692,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(build_value_bits_round_to_nearest_even),
+        cmocka_unit_test(build_small_floats_match_the_definition),
         cmocka_unit_test(build_pack_arg_checks_like_the_checker),
         cmocka_unit_test(build_adds_edges_sorted_with_edge_data),
         cmocka_unit_test(build_downgrades_unsafe_programmatic_edges),
