@@ -401,6 +401,32 @@ CUDAG_API int cudag_add_kernel(cudag_graph *g, const char *name,
                                const cudag_arg *args, size_t nargs,
                                cudag_error *err);
 
+/*
+ * Launches kernel node `node` (added with cudag_add_kernel; in a body, its
+ * name in the body) as thread-block clusters of cluster.x × .y × .z blocks
+ * (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION on its graph node), as the YAML
+ * key `cluster:` does; {0, 0, 0} takes the cluster away.  cudag_check
+ * refuses a dimension that does not divide the grid's and more than 16
+ * blocks; more than 8 (non-portable) makes the build opt the function in
+ * (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED); a device below
+ * compute capability 9.0 is refused at instantiate.  Errors: CUDAG_EINVAL
+ * (NULL graph, bad name, a node of another kind), CUDAG_EUNKNOWN (no such
+ * node).  The graph must be checked again.
+ */
+CUDAG_API int cudag_set_kernel_cluster(cudag_graph *g, const char *node,
+                                       cudag_dim3 cluster, cudag_error *err);
+
+/*
+ * Gives kernel node `node` a launch priority (CU_LAUNCH_ATTRIBUTE_PRIORITY
+ * on its graph node; lower numbers run sooner, and the driver clamps the
+ * value to the device's range, 0 to -5 on an H100), as the YAML key
+ * `priority:` does.  A graph with any node priority is instantiated with
+ * CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, without which the driver
+ * ignores them.  Errors as cudag_set_kernel_cluster.
+ */
+CUDAG_API int cudag_set_kernel_priority(cudag_graph *g, const char *node,
+                                        int priority, cudag_error *err);
+
 /* Sets `count` elements of `buffer` from `offset` to `value` (converted to
  * the buffer's type) before each replay reaches this node. */
 CUDAG_API int cudag_add_memset(cudag_graph *g, const char *name,

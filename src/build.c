@@ -420,6 +420,7 @@ int cudag__launch_prepare(const cudag__gpu *gpu, const cudag_graph *g,
             at += slots;
             if ((rc = k->describe(&b, n, L, err)) != CUDAG_OK)
                 goto fail;
+            l->priorities |= L->has_priority;
         }
     }
     return CUDAG_OK;

@@ -82,6 +82,11 @@ typedef struct cudag__launch {
     uint64_t *vals;
     uint32_t *pbuf;             /* per param: buffer index of a pointer arg */
     uint64_t *poff;             /* per param: its offset in elements */
+    /* Launch attributes: cluster dimensions ({0, 0, 0}: none) and the
+     * priority when has_priority (kind_kernel.c sets both on the node). */
+    unsigned cluster[3];
+    int priority;
+    bool has_priority;
 } cudag__launch;
 
 typedef struct cudag__launches {
@@ -93,6 +98,10 @@ typedef struct cudag__launches {
     uint64_t *vals;
     uint32_t *pbuf;
     uint64_t *poff;
+    /* Some node has a priority: the exec is instantiated with
+     * CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, without which the
+     * driver ignores the nodes' priorities. */
+    bool priorities;
 } cudag__launches;
 
 /*

@@ -285,14 +285,17 @@ static int run_nvrtc(program *pg, const char *arch,
     size_t nopt = 0;
     while (q->options && q->options[nopt])
         nopt++;
-    const char **opts = cudag__arena_alloc(a, (nopt + 6) * sizeof *opts);
+    const char **opts = cudag__arena_alloc(a, (nopt + 7) * sizeof *opts);
     const char *archopt = cudag__arena_printf(a, "--gpu-architecture=%s", arch);
     const char *stdopt = q->std ? cudag__arena_printf(a, "-std=%s", q->std) : "";
     const char *diropt = q->dir ? cudag__arena_printf(a, "-I%s", q->dir) : "";
     const char *incopt = rtc->include_dir[0]
                              ? cudag__arena_printf(a, "-I%s", rtc->include_dir)
                              : "";
-    if (!opts || !archopt || !stdopt || !diropt || !incopt)
+    const char *ccclopt = rtc->cccl_dir[0]
+                              ? cudag__arena_printf(a, "-I%s", rtc->cccl_dir)
+                              : "";
+    if (!opts || !archopt || !stdopt || !diropt || !incopt || !ccclopt)
         return cudag__report(pg->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, q->pos,
                              "out of memory");
     int no = 0;
@@ -302,12 +305,17 @@ static int run_nvrtc(program *pg, const char *arch,
         opts[no++] = stdopt;
     if (*diropt)
         opts[no++] = diropt;
-    /* The user's options come before the toolkit's directory, so that their
-     * -I wins for a header of the same name. */
+    /* The user's options come before the toolkit's directories, so that
+     * their -I wins for a header of the same name; then include/ and
+     * include/cccl in nvcc's order (its nvcc.profile: -I include, then
+     * -isystem include/cccl), so that a module sees every header nvcc
+     * would: <cooperative_groups.h> needs <cuda/std/…> from CCCL. */
     for (size_t i = 0; i < nopt; i++)
         opts[no++] = q->options[i];
     if (*incopt)
         opts[no++] = incopt;
+    if (*ccclopt)
+        opts[no++] = ccclopt;
     cudag__nvrtc_result cr = rtc->nvrtcCompileProgram(pg->prog, no, opts);
     if (cr != CUDAG__NVRTC_SUCCESS) {
         size_t ls = 0;

@@ -71,6 +71,7 @@
     X(cuGraphCreate, 10000)                                                    \
     X(cuGraphDestroy, 10000)                                                   \
     X(cuGraphAddKernelNode, 12000)                                             \
+    X(cuGraphKernelNodeSetAttribute, 11000)                                    \
     X(cuGraphAddMemsetNode, 10000)                                             \
     X(cuGraphAddMemcpyNode, 10000)                                             \
     X(cuGraphAddChildGraphNode, 10000)                                         \

@@ -560,9 +560,13 @@ static const char *instantiate_result(CUgraphInstantiateResult r)
 
 cuuint64_t cudag__instantiate_flags(const cudag_exec *x)
 {
-    return x->flags & CUDAG_DEVICE_LAUNCH
-               ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
-               : 0;
+    /* Node priorities count only with their flag; a graph without them is
+     * instantiated as before. */
+    return (x->flags & CUDAG_DEVICE_LAUNCH
+                ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+                : 0) |
+           (x->launch.priorities ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+                                 : 0);
 }
 
 const char *cudag__instantiate_hint(const cudag_exec *x)

@@ -41,6 +41,11 @@
 #define CUDAG__MAX_GRID_Y 65535u
 #define CUDAG__MAX_GRID_Z 65535u
 #define CUDAG__MAX_SMEM (227u * 1024u)          /* Hopper's opt-in maximum */
+/* Blocks in a thread-block cluster: 8 is portable; Hopper allows 16 once a
+ * function opts in (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED),
+ * which the build does for a node that asks for more than 8. */
+#define CUDAG__MAX_CLUSTER_PORTABLE 8u
+#define CUDAG__MAX_CLUSTER 16u
 
 #define CUDAG__NONE UINT32_MAX                  /* "no index" */
 
@@ -150,6 +155,14 @@ typedef struct cudag__kernel {
     uint32_t nargs;
     cudag__arg *args;
     cudag__pos sig_pos, grid_pos, block_pos, smem_pos, args_pos;
+    /* Launch attributes: thread-block cluster dimensions ({0, 0, 0}: none,
+     * launched without the attribute) and the node's priority (when
+     * has_priority; lower is sooner, clamped by the driver to the device's
+     * range). */
+    int64_t cluster[3];
+    int64_t priority;
+    bool has_priority;
+    cudag__pos cluster_pos, priority_pos;
 } cudag__kernel;
 
 typedef struct cudag__memset {

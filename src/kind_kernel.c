@@ -1,12 +1,15 @@
-/* kind_kernel.c — kernel nodes: `kernel: NAME` with grid, block, smem and
- * args; checked against the kernel's signature and the launch limits, added
- * with cuGraphAddKernelNode and updated with cuGraphExecKernelNodeSetParams.
+/* kind_kernel.c — kernel nodes: `kernel: NAME` with grid, block, smem,
+ * cluster, priority and args; checked against the kernel's signature and the
+ * launch limits, added with cuGraphAddKernelNode (cluster and priority as
+ * the node's launch attributes) and updated with
+ * cuGraphExecKernelNodeSetParams.
  * The only kind that may end a programmatic edge, and the one that sets
  * conditions (a cond argument).  One entry of the node-kind table (kind.h). */
 #include "kind.h"
 #include "modfile.h"
 #include "modules.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -202,6 +205,8 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     const cudag__doc *grid = cudag__doc_get(b, "grid");
     const cudag__doc *block = cudag__doc_get(b, "block");
     const cudag__doc *smem = cudag__doc_get(b, "smem");
+    const cudag__doc *cluster = cudag__doc_get(b, "cluster");
+    const cudag__doc *priority = cudag__doc_get(b, "priority");
     const cudag__sig *sig = NULL;
     k->sig = CUDAG__NONE;
     k->sig_pos = kern->pos;
@@ -232,6 +237,15 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     if (smem) {
         k->smem_pos = smem->pos;
         cudag__eval(lw, smem, p->env, &k->smem);
+    }
+    if (cluster) {
+        k->cluster_pos = cluster->pos;
+        lower_dims(lw, cluster, p->env, "cluster", k->cluster);
+    }
+    if (priority) {
+        k->priority_pos = priority->pos;
+        k->has_priority = true;
+        cudag__eval(lw, priority, p->env, &k->priority);
     }
     lower_args(lw, p, cudag__doc_get(b, "args"), k, sig);
 }
@@ -422,6 +436,44 @@ static void check_dims(cudag__checker *c, const cudag__node *n,
     }
 }
 
+/* A cluster, when the node has one: each dimension at least 1 and dividing
+ * the grid's, at most CUDAG__MAX_CLUSTER blocks in all. */
+static void check_cluster(cudag__checker *c, const cudag__node *n)
+{
+    static const char xyz[] = "xyz";
+    const cudag__kernel *k = &n->u.k;
+    if (!k->cluster[0] && !k->cluster[1] && !k->cluster[2])
+        return;
+    cudag__pos pos = cudag__pick(k->cluster_pos, n->pos);
+    static const uint32_t max[3] = {CUDAG__MAX_CLUSTER, CUDAG__MAX_CLUSTER,
+                                    CUDAG__MAX_CLUSTER};
+    check_dims(c, n, "cluster", k->cluster, max, pos);
+    bool dims_ok = true;
+    for (int i = 0; i < 3; i++)
+        dims_ok &= k->cluster[i] >= 1 &&
+                   k->cluster[i] <= (int64_t)CUDAG__MAX_CLUSTER;
+    if (!dims_ok)
+        return;
+    int64_t blocks = k->cluster[0] * k->cluster[1] * k->cluster[2];
+    if (blocks > (int64_t)CUDAG__MAX_CLUSTER) {
+        cudag__check_fail(c, CUDAG_ELIMIT, pos,
+                          "node '%s': cluster has %lld blocks (%lld x %lld x "
+                          "%lld; at most %u, and at most %u where the device "
+                          "allows no non-portable size)",
+                          n->name, (long long)blocks, (long long)k->cluster[0],
+                          (long long)k->cluster[1], (long long)k->cluster[2],
+                          CUDAG__MAX_CLUSTER, CUDAG__MAX_CLUSTER_PORTABLE);
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        if (k->grid[i] >= 1 && k->grid[i] % k->cluster[i] != 0)
+            cudag__check_fail(c, CUDAG_ERANGE, pos,
+                              "node '%s': cluster %c is %lld, which does not "
+                              "divide grid %c (%lld)",
+                              n->name, xyz[i], (long long)k->cluster[i], xyz[i],
+                              (long long)k->grid[i]);
+}
+
 static void check(cudag__checker *c, const cudag__node *n)
 {
     uint32_t *uses = c->uses;
@@ -460,6 +512,12 @@ static void check(cudag__checker *c, const cudag__node *n)
         cudag__check_fail(c, CUDAG_ELIMIT, spos,
                           "node '%s': smem is %lld bytes (at most %u)", n->name,
                           (long long)k->smem, CUDAG__MAX_SMEM);
+    check_cluster(c, n);
+    if (k->has_priority && (k->priority < INT_MIN || k->priority > INT_MAX))
+        cudag__check_fail(c, CUDAG_ERANGE, cudag__pick(k->priority_pos, n->pos),
+                          "node '%s': priority is %lld (an int, %d to %d; "
+                          "the driver clamps it to the device's range)",
+                          n->name, (long long)k->priority, INT_MIN, INT_MAX);
 
     if (k->sig >= g->nsigs) {
         cudag__check_fail(
@@ -560,6 +618,39 @@ static int prepare_smem(const cudag__gpu *gpu, const cudag_graph *g,
     return CUDAG_OK;
 }
 
+/* A cluster needs compute capability 9.0; more than 8 blocks need the
+ * function's opt-in to a non-portable size (set once per node: the call is
+ * idempotent and cheap).  The driver checks the rest (a size the device
+ * cannot schedule, a kernel compiled with other __cluster_dims__) at
+ * instantiate, naming the node. */
+static int prepare_cluster(const cudag__gpu *gpu, const cudag_graph *g,
+                           cudag__code *c, uint32_t node, cudag_error *err)
+{
+    const cudag__node *n = &g->nodes[node];
+    const cudag__kernel *k = &n->u.k;
+    if (!k->cluster[0])
+        return CUDAG_OK;
+    cudag__pos pos = k->cluster_pos.line ? k->cluster_pos : n->pos;
+    if (gpu->cc_major < 9)
+        return cudag__fail_at(err, CUDAG_ENOTSUP, pos,
+                              "node '%s' asks for a thread-block cluster, "
+                              "which needs compute capability 9.0 (this "
+                              "device has %d.%d)",
+                              n->name, gpu->cc_major, gpu->cc_minor);
+    int64_t blocks = k->cluster[0] * k->cluster[1] * k->cluster[2];
+    if (blocks <= (int64_t)CUDAG__MAX_CLUSTER_PORTABLE)
+        return CUDAG_OK;
+    CUresult r = gpu->drv->cuFuncSetAttribute(
+        c->funcs[k->sig], CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (r != CUDA_SUCCESS)
+        return cudag__cu_fail(err, gpu->drv, r, pos,
+                              "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_"
+                              "ALLOWED) for node '%s' (a cluster of %lld "
+                              "blocks)",
+                              n->name, (long long)blocks);
+    return CUDAG_OK;
+}
+
 static int describe(const cudag__build_ctx *b, uint32_t n, cudag__launch *L,
                     cudag_error *err)
 {
@@ -574,9 +665,15 @@ static int describe(const cudag__build_ctx *b, uint32_t n, cudag__launch *L,
                               "takes %u",
                               nd->name, k->nargs, sig->name, sig->nparams);
     int rc = prepare_smem(b->gpu, g, b->code, n, err);
+    if (rc == CUDAG_OK)
+        rc = prepare_cluster(b->gpu, g, b->code, n, err);
     if (rc != CUDAG_OK)
         return rc;
     L->fn = b->code->funcs[k->sig];
+    for (int i = 0; i < 3; i++)
+        L->cluster[i] = (unsigned)k->cluster[i];
+    L->has_priority = k->has_priority;
+    L->priority = (int)k->priority;
     for (int i = 0; i < 3; i++) {
         L->grid[i] = (unsigned)k->grid[i];
         L->block[i] = (unsigned)k->block[i];
@@ -686,6 +783,36 @@ static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
     if (r != CUDA_SUCCESS)
         return cudag__cu_fail(err, b->gpu->drv, r, nd->pos,
                               "cuGraphAddKernelNode for node '%s'", nd->name);
+    /* The node's launch attributes; the kernel node parameters have no
+     * room for them.  The node belongs to graph, which frees it. */
+    CUkernelNodeAttrValue v;
+    if (L->cluster[0]) {
+        memset(&v, 0, sizeof v);
+        v.clusterDim.x = L->cluster[0];
+        v.clusterDim.y = L->cluster[1];
+        v.clusterDim.z = L->cluster[2];
+        r = b->gpu->drv->cuGraphKernelNodeSetAttribute(
+            *out, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v);
+        if (r != CUDA_SUCCESS)
+            return cudag__cu_fail(err, b->gpu->drv, r,
+                                  cudag__pick(nd->u.k.cluster_pos, nd->pos),
+                                  "cuGraphKernelNodeSetAttribute(CLUSTER_"
+                                  "DIMENSION, %ux%ux%u) for node '%s'",
+                                  L->cluster[0], L->cluster[1], L->cluster[2],
+                                  nd->name);
+    }
+    if (L->has_priority) {
+        memset(&v, 0, sizeof v);
+        v.priority = L->priority;
+        r = b->gpu->drv->cuGraphKernelNodeSetAttribute(
+            *out, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v);
+        if (r != CUDA_SUCCESS)
+            return cudag__cu_fail(err, b->gpu->drv, r,
+                                  cudag__pick(nd->u.k.priority_pos, nd->pos),
+                                  "cuGraphKernelNodeSetAttribute(PRIORITY, %d) "
+                                  "for node '%s'",
+                                  L->priority, nd->name);
+    }
     return CUDAG_OK;
 }
 
@@ -782,10 +909,25 @@ static int set_arg(cudag_exec *x, uint32_t n, unsigned index,
 static int launch(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err)
 {
     const cudag__launch *k = &x->launch.k[n];
-    CUlaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    /* The node's own attributes go with every launch, as on its graph node;
+     * the PDL attribute only where the replay asks for it. */
+    CUlaunchAttribute attr[3];
+    unsigned na = 0;
+    memset(attr, 0, sizeof attr);
+    if (pdl) {
+        attr[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr[na++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (k->cluster[0]) {
+        attr[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr[na].value.clusterDim.x = k->cluster[0];
+        attr[na].value.clusterDim.y = k->cluster[1];
+        attr[na++].value.clusterDim.z = k->cluster[2];
+    }
+    if (k->has_priority) {
+        attr[na].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+        attr[na++].value.priority = k->priority;
+    }
     CUlaunchConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDimX = k->grid[0], cfg.gridDimY = k->grid[1];
@@ -794,8 +936,8 @@ static int launch(const cudag_exec *x, uint32_t n, bool pdl, cudag_error *err)
     cfg.blockDimZ = k->block[2];
     cfg.sharedMemBytes = k->smem;
     cfg.hStream = x->gpu.stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cfg.attrs = attr;
+    cfg.numAttrs = na;
     CUresult r = x->gpu.drv->cuLaunchKernelEx(&cfg, k->fn, k->params, NULL);
     if (r != CUDA_SUCCESS)
         return cudag__cu_fail(err, x->gpu.drv, r, x->g->nodes[n].pos,
@@ -829,6 +971,14 @@ static void dot_label(cudag__sb *b, const cudag_graph *g,
     put_dim(b, k->block);
     if (k->smem)
         cudag__sb_printf(b, "\\nsmem %lld", (long long)k->smem);
+    if (k->cluster[0]) {
+        cudag__sb_puts(b, k->smem ? "  cluster " : "\\ncluster ");
+        put_dim(b, k->cluster);
+    }
+    if (k->has_priority)
+        cudag__sb_printf(b, "%spriority %lld",
+                         k->smem || k->cluster[0] ? "  " : "\\n",
+                         (long long)k->priority);
 }
 
 /* ---- the builder API ------------------------------------------------ */
@@ -909,10 +1059,61 @@ int cudag_add_kernel(cudag_graph *g, const char *name, const char *signature,
     return CUDAG_OK;
 }
 
+/* The kernel node `name` of g (a body's node by its name in the body, as
+ * cudag_add_kernel took it), or an error naming fn. */
+static int builder_kernel(cudag_graph *g, const char *name, const char *fn,
+                          cudag__kernel **out, cudag_error *err)
+{
+    *out = NULL;
+    int rc = cudag__builder_start(g, &name, fn, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    uint32_t i = cudag__find_node(g, name);
+    if (i == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "%s: unknown node '%s'", fn, name);
+    cudag__node *n = &g->nodes[i];
+    if (n->kind != cudag__kind_kernel.kind)
+        return cudag__fail_at(err, CUDAG_EINVAL, n->pos,
+                              "%s: node '%s' is not a kernel node", fn, name);
+    *out = &n->u.k;
+    cudag__graph_touch(g);
+    return CUDAG_OK;
+}
+
+int cudag_set_kernel_cluster(cudag_graph *g, const char *node,
+                             cudag_dim3 cluster, cudag_error *err)
+{
+    cudag__kernel *k;
+    int rc = builder_kernel(g, node, "cudag_set_kernel_cluster", &k, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    /* {0, 0, 0} takes the cluster away; any other value is checked by
+     * cudag_check like the YAML key. */
+    bool none = !cluster.x && !cluster.y && !cluster.z;
+    k->cluster[0] = none ? 0 : cluster.x;
+    k->cluster[1] = none ? 0 : cluster.y;
+    k->cluster[2] = none ? 0 : cluster.z;
+    return CUDAG_OK;
+}
+
+int cudag_set_kernel_priority(cudag_graph *g, const char *node, int priority,
+                              cudag_error *err)
+{
+    cudag__kernel *k;
+    int rc = builder_kernel(g, node, "cudag_set_kernel_priority", &k, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    k->priority = priority;
+    k->has_priority = true;
+    return CUDAG_OK;
+}
+
 /* ---- the table entry ------------------------------------------------ */
 
-static const char *const keys[] = {"kernel", "grid", "block", "smem", "args",
-                                   "after"};
+static const char *const keys[] = {"kernel",  "grid",     "block",
+                                   "smem",    "cluster",  "priority",
+                                   "args",    "after"};
 
 const cudag__kind_ops cudag__kind_kernel = {
     .kind = CUDAG_NODE_KERNEL,

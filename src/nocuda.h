@@ -60,7 +60,8 @@ typedef enum CUfunction_attribute_enum {
     CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
     CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
     CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
-    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 } CUfunction_attribute;
 
 typedef enum CUgraphNodeType_enum {
@@ -120,9 +121,12 @@ enum {
     CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER = 2,
     CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0,
     CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+    CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
     CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2,
-    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4
+    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4,
+    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
 };
 typedef int CUdriverProcAddressQueryResult;
 
@@ -184,11 +188,21 @@ typedef struct CUDA_MEMCPY3D {
     size_t WidthInBytes, Height, Depth;
 } CUDA_MEMCPY3D;
 
+/* The value union is 64 bytes in cuda.h; only the members used here. */
+typedef union CUlaunchAttributeValue {
+    char pad[64];
+    struct {
+        unsigned x, y, z;
+    } clusterDim;
+    int programmaticStreamSerializationAllowed;
+    int priority;
+} CUlaunchAttributeValue;
+typedef CUlaunchAttributeValue CUkernelNodeAttrValue;
+typedef int CUkernelNodeAttrID;
+
 typedef struct CUlaunchAttribute {
     int id;
-    union {
-        int programmaticStreamSerializationAllowed;
-    } value;
+    CUlaunchAttributeValue value;
 } CUlaunchAttribute;
 
 typedef struct CUlaunchConfig {
@@ -289,6 +303,8 @@ typedef CUresult (*PFN_cuGraphDestroy_v10000)(CUgraph);
 typedef CUresult (*PFN_cuGraphAddKernelNode_v12000)(
     CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
     const CUDA_KERNEL_NODE_PARAMS *);
+typedef CUresult (*PFN_cuGraphKernelNodeSetAttribute_v11000)(
+    CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue *);
 typedef CUresult (*PFN_cuGraphAddMemsetNode_v10000)(
     CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
     const CUDA_MEMSET_NODE_PARAMS *, CUcontext);

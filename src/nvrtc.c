@@ -127,10 +127,13 @@ bool cudag__nvrtc_locate(char *buf, size_t size)
 }
 
 /* The include directory beside a toolkit's or a wheel's lib directory: the
- * one that holds cuda_fp16.h, which NVRTC programs include routinely. */
-static void find_include_dir(const char *lib, char *out, size_t size)
+ * one that holds cuda_fp16.h, which NVRTC programs include routinely; and
+ * the cccl directory inside it, when it has one ("" otherwise). */
+static void find_include_dirs(const char *lib, char *out, size_t size,
+                              char *cccl, size_t csize)
 {
     out[0] = '\0';
+    cccl[0] = '\0';
     char dir[512], probe[600];
     int n = snprintf(dir, sizeof dir, "%s", lib);
     if (n <= 0 || (size_t)n >= sizeof dir)
@@ -143,10 +146,17 @@ static void find_include_dir(const char *lib, char *out, size_t size)
     if (!slash)
         return;
     *slash = '\0';                      /* the toolkit or wheel root */
-    if (snprintf(probe, sizeof probe, "%s/include/cuda_fp16.h", dir) <
-            (int)sizeof probe &&
-        is_file(probe) && strlen(dir) + 9 <= size)
-        memcpy(out, probe, strlen(dir) + 8), out[strlen(dir) + 8] = '\0';
+    if (snprintf(probe, sizeof probe, "%s/include/cuda_fp16.h", dir) >=
+            (int)sizeof probe ||
+        !is_file(probe) || strlen(dir) + 9 > size)
+        return;
+    snprintf(out, size, "%s/include", dir);
+    /* <cuda/std/type_traits> stands for the whole of CCCL: the header
+     * cooperative_groups.h fails on without it. */
+    if (snprintf(probe, sizeof probe, "%s/include/cccl/cuda/std/type_traits",
+                 dir) < (int)sizeof probe &&
+        is_file(probe) && strlen(dir) + 14 <= csize)
+        snprintf(cccl, csize, "%s/include/cccl", dir);
 }
 
 static void load(void)
@@ -187,7 +197,8 @@ static void load(void)
         return;
     }
     if (located)
-        find_include_dir(path, t.include_dir, sizeof t.include_dir);
+        find_include_dirs(path, t.include_dir, sizeof t.include_dir,
+                          t.cccl_dir, sizeof t.cccl_dir);
     /* Never closed: the table points into the library for good. */
     real = t;
 }

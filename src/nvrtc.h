@@ -49,6 +49,10 @@ typedef struct cudag__rtc {
     /* The toolkit's include directory next to the library (cuda_fp16.h and
      * friends, which NVRTC does not carry), or "" when none was found. */
     char include_dir[512];
+    /* Its cccl directory (libcu++, CUB, Thrust: <cuda/std/…>, <cub/…>,
+     * which CUDA 13 keeps under include/cccl and nvcc searches by default;
+     * <cooperative_groups.h> includes them), or "" when there is none. */
+    char cccl_dir[512];
 } cudag__rtc;
 
 /*

@@ -1465,8 +1465,24 @@ static char *try_header(gather *g, const char *dir, const char *name)
     return exists(p) ? p : NULL;
 }
 
+/* A CUDA toolkit's include directory (cuda_fp16.h) or its CCCL directory
+ * (cuda/std/version): what NVRTC is given anyway.  A module that names one
+ * with -I still compiles the same; its headers (thousands in CCCL) declare
+ * none of the module's kernels. */
+static bool toolkit_dir(const char *dir)
+{
+    static const char *const marks[] = {"cuda_fp16.h", "cuda/std/version"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < 2; i++)
+        if (snprintf(p, sizeof p, "%s/%s", dir, marks[i]) < (int)sizeof p &&
+            exists(p))
+            return true;
+    return false;
+}
+
 /* The header in each -I directory of the options, then each include
- * directory, in order; NULL when none has it. */
+ * directory, in order; NULL when none has it, or when the first that has
+ * it is the toolkit's (its headers are NVRTC's, as when no -I names it). */
 static char *search_dirs(gather *g, const char *name)
 {
     const char *const *o = g->options;
@@ -1478,7 +1494,7 @@ static char *search_dirs(gather *g, const char *name)
             d = o[i] + 15;
         char *p = d ? try_header(g, d, name) : NULL;
         if (p)
-            return p;
+            return toolkit_dir(d) ? NULL : p;
     }
     for (size_t i = 0; g->include_dirs && g->include_dirs[i] && !g->rc; i++) {
         char *p = try_header(g, g->include_dirs[i], name);

@@ -140,7 +140,10 @@ int cudag__src_includes(const char *text, size_t len,
  * their path as written in the #include ("cudag/pdl.cuh") before any
  * directory.  Each header is read once.  Headers not found are left out
  * (the toolkit's, which NVRTC finds itself; a missing one is NVRTC's error
- * to report).  Errors: CUDAG_ELIMIT (more than CUDAG__MAX_HEADERS headers,
+ * to report), and so are those first found in an -I directory that is a
+ * toolkit's include/ or include/cccl (it holds cuda_fp16.h or
+ * cuda/std/version): NVRTC is given those anyway, and CCCL's thousands of
+ * headers would pass the limit.  Errors: CUDAG_ELIMIT (more than CUDAG__MAX_HEADERS headers,
  * or one over CUDAG__MAX_SOURCE_BYTES) and CUDAG_EIO (a header that exists
  * but cannot be read), at the #include line; CUDAG_ENOMEM.  Texts and paths
  * live in a.

@@ -16,6 +16,7 @@
 
 #include "driver.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,9 @@ typedef struct fake_node {
     int blob_arg;
     CUevent event;              /* EVENT_RECORD, WAIT_EVENT */
     unsigned char blob[512];    /* what a fake library recorded */
+    /* KERNEL: its launch attributes (cuGraphKernelNodeSetAttribute). */
+    unsigned cluster[3];
+    int priority, has_priority;
 } fake_node;
 
 typedef struct fake_edge {
@@ -107,6 +111,11 @@ typedef struct fake_state {
     long set_params;            /* exec node updates (any kind) */
     CUresult set_attr_result;
     int smem_attr_value;        /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+    int nonportable_sets;       /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1 set */
+    /* Per stream launch: its cluster's x dimension (0: none) and priority
+     * (INT_MIN: none). */
+    unsigned launched_cluster[FAKE_MAXN];
+    int launched_priority[FAKE_MAXN];
     fake_cond conds[FAKE_MAXC]; /* handle h is conds[h - FAKE_COND_BASE] */
     long cond_sets;             /* device-side sets, all handles */
     long body_runs;             /* bodies run by conditional nodes */
@@ -817,6 +826,10 @@ static CUresult fk_FuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
     FAKE_CALL("cuFuncSetAttribute");
     if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
         F.smem_attr_value = v;
+    else if (a == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED && v == 1)
+        F.nonportable_sets++;
+    else
+        return CUDA_ERROR_INVALID_VALUE;
     return F.set_attr_result;
 }
 static CUresult fk_FuncGetParamInfo(CUfunction f, size_t i, size_t *off,
@@ -856,13 +869,21 @@ static CUresult fk_LaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
         return CUDA_SUCCESS;
     }
     const fake_kernel *k = fk_of(f);
-    int pdl = 0;
-    for (unsigned i = 0; i < c->numAttrs; i++)
+    int pdl = 0, prio = INT_MIN;
+    unsigned cl = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
         pdl |= c->attrs[i].id ==
                    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
                c->attrs[i].value.programmaticStreamSerializationAllowed;
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            cl = c->attrs[i].value.clusterDim.x;
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PRIORITY)
+            prio = c->attrs[i].value.priority;
+    }
     if (F.nlaunched < FAKE_MAXN) {
         F.launched[F.nlaunched] = k->name;
+        F.launched_cluster[F.nlaunched] = cl;
+        F.launched_priority[F.nlaunched] = prio;
         F.launched_pdl[F.nlaunched++] = pdl;
     }
     const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
@@ -948,6 +969,27 @@ static CUresult fk_AddKernelNode(CUgraphNode *out, CUgraph g,
     if (r == CUDA_SUCCESS)
         fake_kernel_copy(n, p);
     return r;
+}
+/* Records the attributes the library sets; any other is refused, as the
+ * library sets no other. */
+static CUresult fk_KernelNodeSetAttribute(CUgraphNode hn, CUkernelNodeAttrID a,
+                                          const CUkernelNodeAttrValue *v)
+{
+    FAKE_CALL("cuGraphKernelNodeSetAttribute");
+    fake_node *n = (fake_node *)hn;
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (a == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+        n->cluster[0] = v->clusterDim.x;
+        n->cluster[1] = v->clusterDim.y;
+        n->cluster[2] = v->clusterDim.z;
+    } else if (a == CU_LAUNCH_ATTRIBUTE_PRIORITY) {
+        n->priority = v->priority;
+        n->has_priority = 1;
+    } else {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
 }
 static CUresult fk_AddMemsetNode(CUgraphNode *out, CUgraph g,
                                  const CUgraphNode *deps, size_t nd,
@@ -1559,6 +1601,7 @@ static const cudag__drv fake_table = {
     .cuGraphCreate = fk_GraphCreate,
     .cuGraphDestroy = fk_GraphDestroy,
     .cuGraphAddKernelNode = fk_AddKernelNode,
+    .cuGraphKernelNodeSetAttribute = fk_KernelNodeSetAttribute,
     .cuGraphAddMemsetNode = fk_AddMemsetNode,
     .cuGraphAddMemcpyNode = fk_AddMemcpyNode,
     .cuGraphAddChildGraphNode = fk_AddChildGraphNode,

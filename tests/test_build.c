@@ -657,6 +657,104 @@ static void exec_raises_shared_memory_and_refuses_too_much(void **state)
     cudag_graph_destroy(g);
 }
 
+/* cluster and priority become the kernel node's launch attributes
+ * (cuGraphKernelNodeSetAttribute), priorities the instantiate flag that
+ * makes them count; stream launches carry both; more than 8 blocks opt the
+ * function in to a non-portable cluster; a device below 9.0 is refused at
+ * the node's cluster. */
+static void exec_sets_cluster_and_priority(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = new_graph(NULL);
+    cudag_error e;
+    cudag_dim3 grid = {16, 2, 1};
+    ok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
+    ok(cudag_add_kernel(g, "p", "noop", G1, B256, 0, NULL, 0, &e), &e);
+    ok(cudag_add_kernel(g, "q", "noop", G1, B256, 0, NULL, 0, &e), &e);
+    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){8, 2, 1}, &e), &e);
+    ok(cudag_set_kernel_priority(g, "p", -3, &e), &e);
+    assert_int_equal(cudag_set_kernel_priority(g, "nothere", 1, &e),
+                     CUDAG_EUNKNOWN);
+    check(g);
+    cudag_exec *x;
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    fake_node *const *nd = F.last_graph->nodes;
+    assert_int_equal(nd[0]->cluster[0], 8);
+    assert_int_equal(nd[0]->cluster[1], 2);
+    assert_int_equal(nd[0]->cluster[2], 1);
+    assert_false(nd[0]->has_priority);
+    assert_int_equal(nd[1]->cluster[0], 0);
+    assert_true(nd[1]->has_priority);
+    assert_int_equal(nd[1]->priority, -3);
+    assert_false(nd[2]->has_priority);
+    assert_int_equal(nd[2]->cluster[0], 0);
+    assert_true(F.instantiate_flags &
+                CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+    /* 16 blocks: the non-portable opt-in, once for the one node. */
+    assert_int_equal(F.nonportable_sets, 1);
+    /* Stream launches carry the same attributes. */
+    F.nlaunched = 0;
+    ok(cudag_exec_replay(x, CUDAG_REPLAY_STREAM, 1, &e), &e);
+    ok(cudag_exec_sync(x, &e), &e);
+    assert_int_equal(F.nlaunched, 3);
+    assert_int_equal(F.launched_cluster[0], 8);
+    assert_int_equal(F.launched_priority[0], INT_MIN);
+    assert_int_equal(F.launched_cluster[1], 0);
+    assert_int_equal(F.launched_priority[1], -3);
+    assert_int_equal(F.launched_priority[2], INT_MIN);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+
+    /* Without a priority, no flag; a portable cluster, no opt-in. */
+    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){4, 1, 1}, &e), &e);
+    cudag_graph_destroy(g);
+    fake_reset();
+    g = new_graph(NULL);
+    ok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
+    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){4, 1, 1}, &e), &e);
+    check(g);
+    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    assert_false(F.instantiate_flags &
+                 CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+    assert_int_equal(F.nonportable_sets, 0);
+    assert_int_equal(F.last_graph->nodes[0]->cluster[0], 4);
+    cudag_exec_destroy(x);
+
+    /* Compute capability 8.0 has no clusters. */
+    fake_reset();
+    F.cc_major = 8;
+    assert_int_equal(cudag_instantiate(g, NULL, &x, &e), CUDAG_ENOTSUP);
+    assert_non_null(strstr(e.message, "node 'n' asks for a thread-block "
+                                      "cluster, which needs compute "
+                                      "capability 9.0 (this device has 8.0)"));
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+
+    /* A failing attribute call names the node, and leaks nothing. */
+    fake_reset();
+    g = new_graph(NULL);
+    ok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
+    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){2, 1, 1}, &e), &e);
+    ok(cudag_set_kernel_priority(g, "n", 0, &e), &e);
+    check(g);
+    for (long n = 1;; n++) {
+        fake_reset();
+        fake_fail_at(n);
+        int rc = cudag_instantiate(g, NULL, &x, &e);
+        if (rc == CUDAG_OK) {
+            cudag_exec_destroy(x);
+            break;
+        }
+        if (F.failed &&
+            strcmp(F.failed, "cuGraphKernelNodeSetAttribute") == 0)
+            assert_non_null(strstr(e.message,
+                                   "cuGraphKernelNodeSetAttribute("));
+        fake_expect_clean(n);
+    }
+    cudag_graph_destroy(g);
+}
+
 static void exec_instantiate_failure_names_the_node(void **state)
 {
     (void)state;
@@ -1702,6 +1800,7 @@ int main(void)
         cmocka_unit_test(exec_runs_child_graphs_from_files),
         cmocka_unit_test(exec_checks_code_against_signatures),
         cmocka_unit_test(exec_raises_shared_memory_and_refuses_too_much),
+        cmocka_unit_test(exec_sets_cluster_and_priority),
         cmocka_unit_test(exec_instantiate_failure_names_the_node),
         cmocka_unit_test(device_launch_reaches_every_instantiation),
         cmocka_unit_test(exec_refuses_unchecked_graphs_and_bad_devices),

@@ -212,6 +212,76 @@ static void compile_errors_are_positioned(void **state)
                               "name NVRTC can resolve: ");
 }
 
+/* A module that includes CUDA's own headers compiles as under nvcc: CUDA 13
+ * keeps libcu++ and CUB (CCCL) in include/cccl, which <cooperative_groups.h>
+ * itself includes (<cuda/std/type_traits>).  The kernel uses a thread-block
+ * cluster with distributed shared memory (cg::this_cluster(),
+ * map_shared_rank), cub::BlockReduce and cuda::std, and its code shows the
+ * cluster's instructions. */
+static void compile_sees_cccl_headers(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const cudag__rtc *rtc;
+    assert_int_equal(cudag__nvrtc(&rtc, NULL), CUDAG_OK);
+    if (!rtc->cccl_dir[0]) {
+        print_message("skipped: NVRTC has no toolkit include/cccl beside it "
+                      "(include dir '%s')\n",
+                      rtc->include_dir);
+        skip();
+    }
+    static const char src[] =
+        "#include <cooperative_groups.h>\n"
+        "#include <cub/block/block_reduce.cuh>\n"
+        "#include <cuda/std/type_traits>\n"
+        "#include <cuda/std/limits>\n"
+        "#include <cudag/pdl.cuh>\n"
+        "namespace cg = cooperative_groups;\n"
+        "extern \"C\" __global__ void dsmem_sum(const float *x, float *y)\n"
+        "{\n"
+        "    static_assert(cuda::std::is_same<float,\n"
+        "                  cuda::std::remove_cv_t<const float>>::value, \"\");\n"
+        "    using reduce = cub::BlockReduce<float, 128>;\n"
+        "    __shared__ typename reduce::TempStorage tmp;\n"
+        "    __shared__ float part;\n"
+        "    cg::cluster_group cluster = cg::this_cluster();\n"
+        "    cudag_pdl_wait();\n"
+        "    float s = reduce(tmp).Sum(x[blockIdx.x * 128 + threadIdx.x]);\n"
+        "    if (threadIdx.x == 0) part = s;\n"
+        "    cluster.sync();\n"
+        "    if (threadIdx.x == 0) {\n"
+        "        float t = cuda::std::numeric_limits<float>::lowest() * 0;\n"
+        "        for (unsigned r = 0; r < cluster.num_blocks(); r++)\n"
+        "            t += *cluster.map_shared_rank(&part, r);\n"
+        "        y[blockIdx.x] = t;\n"
+        "    }\n"
+        "    cluster.sync();\n"
+        "}\n";
+    cudag__compile_req q = req("cccl.cu", src, "c9");
+    q.no_cache = true;
+    cudag__compiled c;
+    tdiag td = {0};
+    int rc = compile(&q, &c, &td);
+    if (rc != CUDAG_OK)
+        print_error("%s", td.text);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_int_equal(td.nerr + td.nwarn, 0);
+    cudag__arena a = {0};
+    cudag__code_info pi;
+    assert_int_equal(cudag__code_read(&a, c.ptx, c.ptx_len, &pi, NULL),
+                     CUDAG_OK);
+    const cudag__code_entry *e = cudag__code_find(&pi, "dsmem_sum");
+    assert_non_null(e);
+    assert_int_equal(e->nparams, 2);
+    assert_int_equal(e->waits, 1);
+    /* A peer's shared memory is mapped (mapa) and the cluster synchronised
+     * (barrier.cluster): the cluster API compiled for real. */
+    assert_non_null(strstr(c.ptx, "mapa"));
+    assert_non_null(strstr(c.ptx, "barrier.cluster"));
+    cudag__arena_free(&a);
+    cudag__compiled_free(&c);
+}
+
 /* Number of entries in a cache directory. */
 static unsigned entries(const char *cache)
 {
@@ -562,6 +632,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(compile_arch_names),
         cmocka_unit_test(compile_to_cubin_without_gpu),
         cmocka_unit_test(compile_errors_are_positioned),
+        cmocka_unit_test(compile_sees_cccl_headers),
         cmocka_unit_test(compile_cache_hits_and_misses),
         cmocka_unit_test(compile_unwritable_cache_warns_once),
         cmocka_unit_test(compile_two_processes_at_once),

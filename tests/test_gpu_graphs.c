@@ -139,6 +139,26 @@ static void ref_user_kernels(host *h)
     }
 }
 
+/* graphs/cluster_norm.yaml: x = 0.5·u + 0.25 (bit for bit: the kernel's
+ * fmaf), then each row's RMSNorm in double (the kernel sums a cluster's
+ * partial sums in float: within 1e-5 relative). */
+static void ref_cluster_norm(host *h)
+{
+    long rows = V(h, "ROWS"), width = V(h, "CLUSTER") * V(h, "SLICE");
+    const float *u = B(h, "u"), *gamma = B(h, "gamma");
+    float *x = B(h, "x"), *y = B(h, "y");
+    for (long r = 0; r < rows; r++) {
+        double ss = 0;
+        for (long i = 0; i < width; i++) {
+            x[r * width + i] = fmaf(0.5f, u[r * width + i], 0.25f);
+            ss += (double)x[r * width + i] * x[r * width + i];
+        }
+        double k = 1.0 / sqrt(ss / (double)width + 1e-6);
+        for (long i = 0; i < width; i++)
+            y[r * width + i] = (float)(x[r * width + i] * k * gamma[i]);
+    }
+}
+
 /* The bf16 kernels compute in f32 and store bf16: the references compute in
  * double and round every stored value to bf16, so they agree with the GPU to
  * bf16 rounding (compared by relative error, not bit for bit). */
@@ -397,6 +417,10 @@ static const struct reference {
      * the `if` body; pick_case writes the switch's case before each run. */
     {"branch", ref_branch, NULL, 0, BURST, NULL},
     {"switch", ref_switch, pick_case, 0, BURST, NULL},
+    /* From source with CCCL headers: a cluster of 8 CTAs per row sharing
+     * partial sums through distributed shared memory, 112 KiB of dynamic
+     * shared memory each, behind a programmatic edge. */
+    {"cluster_norm", ref_cluster_norm, NULL, 1e-5, BURST, NULL},
 };
 
 /* ---- bf16 transfers ----------------------------------------------------------- */

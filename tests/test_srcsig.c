@@ -386,6 +386,54 @@ static void srcsig_gathers_headers(void **state)
     cudag__arena_free(&a);
 }
 
+/* A module that names the toolkit's include/ or include/cccl with -I (a
+ * toolkit laid out here: cuda_fp16.h, cuda/std/version) gathers none of
+ * their headers, which NVRTC is given anyway: CCCL alone holds more than
+ * the limit.  A header of the user's in another -I directory still is. */
+static void srcsig_gather_leaves_the_toolkit_to_nvrtc(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {
+        "tk", "tk/include", "tk/include/cccl", "tk/include/cccl/cuda",
+        "tk/include/cccl/cuda/std", "tk/include/cccl/cub", "mine"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", tmpdir, dirs[i]);
+        assert_int_equal(mkdir(p, 0755), 0);
+    }
+    put_file("tk/include/cuda_fp16.h", "#include <cooperative_groups.h>\n");
+    put_file("tk/include/cooperative_groups.h",
+             "#include <cuda/std/type_traits>\n");
+    put_file("tk/include/cccl/cuda/std/version", "// version\n");
+    put_file("tk/include/cccl/cuda/std/type_traits",
+             "#include <cuda/std/version>\n");
+    put_file("tk/include/cccl/cub/cub.cuh",
+             "template <int N> __global__ void cub_kernel(int *p) {}\n");
+    put_file("mine/helper.cuh", "#include <cub/cub.cuh>\n"
+                                "extern \"C\" __global__ void h(int n) {}\n");
+    static const char main_src[] =
+        "#include <cooperative_groups.h>\n"
+        "#include <cub/cub.cuh>\n"
+        "#include <cuda/std/type_traits>\n"
+        "#include <helper.cuh>\n"
+        "extern \"C\" __global__ void k(float *x) {}\n";
+    char o1[300], o2[300], o3[300];
+    snprintf(o1, sizeof o1, "-I%s/tk/include/cccl", tmpdir);
+    snprintf(o2, sizeof o2, "-I%s/tk/include", tmpdir);
+    snprintf(o3, sizeof o3, "-I%s/mine", tmpdir);
+    const char *opts[] = {o1, o2, o3, NULL};
+    cudag__arena a = {0};
+    cudag__src_text main = {"main.cu", main_src, strlen(main_src)}, *t;
+    uint32_t n;
+    cudag_error e;
+    assert_int_equal(cudag__src_gather(&a, &main, tmpdir, opts, NULL, NULL, 0,
+                                       &t, &n, &e),
+                     CUDAG_OK);
+    assert_int_equal(n, 2);
+    assert_non_null(strstr(t[1].path, "mine/helper.cuh"));
+    cudag__arena_free(&a);
+}
+
 static void srcsig_file_limits(void **state)
 {
     (void)state;
@@ -516,6 +564,7 @@ int main(void)
         cmocka_unit_test(srcsig_finds_waits),
         cmocka_unit_test(srcsig_lists_includes),
         cmocka_unit_test(srcsig_gathers_headers),
+        cmocka_unit_test(srcsig_gather_leaves_the_toolkit_to_nvrtc),
         cmocka_unit_test(srcsig_file_limits),
         cmocka_unit_test(srcsig_oom_sweep),
     };

@@ -327,14 +327,23 @@ class Graph(Closable):
                    byref(ini))
 
     def kernel(self, name: str, signature: str, grid, block,
-               args: Iterable = (), shared: int = 0) -> None:
+               args: Iterable = (), shared: int = 0, cluster=None,
+               priority: int | None = None) -> None:
         """A kernel node.  `grid` and `block` are an int or up to three;
         `args`: each a buffer name, (buffer, element offset), an int, a
-        float or None (a null pointer)."""
+        float or None (a null pointer).  `cluster` (an int or up to three)
+        and `priority` are cudag_set_kernel_cluster and
+        cudag_set_kernel_priority."""
         cargs = [to_arg(a) for a in args]
         arr = (C.cudag_arg * max(len(cargs), 1))(*cargs)
         self._call(lib.cudag_add_kernel, C.cstr(name), C.cstr(signature),
                    _dim3(grid), _dim3(block), shared, arr, len(cargs))
+        if cluster is not None:
+            self._call(lib.cudag_set_kernel_cluster, C.cstr(name),
+                       _dim3(cluster))
+        if priority is not None:
+            self._call(lib.cudag_set_kernel_priority, C.cstr(name),
+                       int(priority))
 
     def memset(self, name: str, buffer: str, value: float = 0.0,
                offset: int = 0, count: int | None = None) -> None:
