@@ -811,9 +811,13 @@ static void manifest_kernels_load_and_fit(void **state)
         CK(K.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, 256, 0));
         print_message("# %-40s regs %3d smem %6d local %3d blocks/SM@256 %d\n", name, regs,
                       smem, lsz, occ);
-        if (maxt < 1024)
+        /* The manifest's convention is any block of 1..1024 threads; the
+         * Llama kernels say in their section that they take at most 256
+         * (__launch_bounds__(256, 2) buys them 128 registers). */
+        int want = strncmp(name, "llama_", 6) == 0 ? 256 : 1024;
+        if (maxt < want)
             print_error("%s: at most %d threads per block\n", name, maxt);
-        assert_true(maxt >= 1024);
+        assert_true(maxt >= want);
         assert_true(smem <= 48 * 1024);
         count++;
     }
