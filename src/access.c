@@ -50,9 +50,15 @@ bool cudag__access_conflict(const cudag__access *a, const cudag__access *b)
 
 /* ---- ordering ------------------------------------------------------------ */
 
-static bool orders_memory(cudag_edge_kind k)
+bool cudag__edge_orders_memory(const cudag_graph *g, const cudag__edge *e)
 {
-    return k == CUDAG_EDGE_FULL || k == CUDAG_EDGE_PROGRAMMATIC;
+    if (e->kind != CUDAG_EDGE_LAUNCH_ORDER)
+        return true;
+    /* A launch-order edge at a node with no programmatic port is built as
+     * a full edge (kind.h, pdl_full): then it orders memory. */
+    const cudag__kind_ops *a = cudag__kind(g->nodes[e->from].kind);
+    const cudag__kind_ops *b = cudag__kind(g->nodes[e->to].kind);
+    return (a && !a->pdl_end) || (b && !b->pdl_end);
 }
 
 /* Is node u before node x on a path of memory edges?  where[v]: v's place
@@ -73,7 +79,7 @@ static bool reaches(const cudag_graph *g, const cudag__topo *t,
         for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
             const cudag__edge *e = &g->edges[t->in_edge[j]];
             uint32_t p = e->from;
-            if (!orders_memory(e->kind) || stamp[p] == mark ||
+            if (!cudag__edge_orders_memory(g, e) || stamp[p] == mark ||
                 where[p] < where[u])
                 continue;
             if (p == u)

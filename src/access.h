@@ -11,6 +11,10 @@
  * (sub-graphs included).  s->oom on a failed allocation. */
 void cudag__node_access(cudag__accset *s, const cudag_graph *g, uint32_t n);
 
+/* True when edge e of g orders memory: a full or programmatic edge, or a
+ * launch-order edge that is built as a full one. */
+bool cudag__edge_orders_memory(const cudag_graph *g, const cudag__edge *e);
+
 /* True when a and b overlap in one buffer and one of them writes. */
 bool cudag__access_conflict(const cudag__access *a, const cudag__access *b);
 

@@ -222,7 +222,7 @@ static uint64_t *closure(const cudag_graph *g, size_t *words)
         changed = false;
         for (uint32_t i = 0; i < g->nedges; i++) {
             const cudag__edge *e = &g->edges[i];
-            if (e->kind == CUDAG_EDGE_LAUNCH_ORDER)
+            if (!cudag__edge_orders_memory(g, e))
                 continue;
             uint64_t *to = r + (size_t)e->to * w, *from = r + (size_t)e->from * w;
             if (!(to[e->from / 64] >> (e->from % 64) & 1)) {
