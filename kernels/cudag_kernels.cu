@@ -232,22 +232,14 @@ KERNEL jacobi_f32(const float *u, float *v, const float *f, float *r, int nx,
 
 /* --- Llama decode (llama.cuh) ------------------------------------------------ */
 
-/* The GEMVs hold two rows' prefetched chunks and up to 2 x 16 sums per lane:
- * at most 256 threads per block, so ptxas may give them up to 128 registers
- * (2 blocks of 256 per SM) without spilling. */
-#define KERNEL_LL extern "C" __global__ void __launch_bounds__(256, 2)
+/* Each GEMV's launch bounds and body come from its configuration in
+ * llama.cuh (LL_CFG_*: rows per warp, chunks in flight, K split, block
+ * limits); the shipped one holds two rows' chunks and up to 2 x 16 sums per
+ * lane in at most 256 threads, 2 blocks per SM (up to 128 registers). */
+#define KERNEL_LLC(C) extern "C" __global__ void __launch_bounds__(C::THREADS, C::MINB)
+#define KERNEL_LL KERNEL_LLC(LlCfgShipped)
 
-/* Batch 1 gets a body of its own, with more chunks in flight per lane. */
-#define LL_RUN(body)                                                           \
-    do {                                                                       \
-        __shared__ float rs[LL_MAXB];                                          \
-        if (body.B <= 1)                                                       \
-            body.template run<1, 4>(rs);                                       \
-        else                                                                   \
-            body.template run<LL_MAXB, 2>(rs);                                 \
-    } while (0)
-
-KERNEL_LL llama_qkv_bf16(bf16 *x, const bf16 *embed, const int *tok,
+KERNEL_LLC(LL_CFG_QKV) llama_qkv_bf16(bf16 *x, const bf16 *embed, const int *tok,
                          int gather, const bf16 *norm, const bf16 *w, bf16 *q, bf16 *kcache, bf16 *vcache, const int *pos,
                          int B, int H, int NH, int NKV, int HD, int CTX,
                          float eps, float theta, float factor, float low,
@@ -255,28 +247,28 @@ KERNEL_LL llama_qkv_bf16(bf16 *x, const bf16 *embed, const int *tok,
 {
     const LlQkv k{x, embed, tok, gather, norm, w, q, kcache, vcache, pos, B, H, NH, NKV, HD, CTX,
                   eps, LlRope{theta, factor, low, high, orig}};
-    LL_RUN(k);
+    ll_run<LL_CFG_QKV>(k, eps);
 }
 
-KERNEL_LL llama_gateup_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
+KERNEL_LLC(LL_CFG_GU) llama_gateup_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
                             bf16 *act, int B, int H, int F, float eps)
 {
     const LlGateUp k{x, norm, w, act, B, H, F, eps};
-    LL_RUN(k);
+    ll_run<LL_CFG_GU>(k, eps);
 }
 
-KERNEL_LL llama_res_bf16(const bf16 *a, const bf16 *w, bf16 *x, int B, int K,
+KERNEL_LLC(LL_CFG_RES) llama_res_bf16(const bf16 *a, const bf16 *w, bf16 *x, int B, int K,
                          int N)
 {
     const LlRows<true> k{a, nullptr, w, x, B, K, N, 0.0f};
-    LL_RUN(k);
+    ll_run<LL_CFG_RES>(k, 0.0f);
 }
 
-KERNEL_LL llama_head_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
+KERNEL_LLC(LL_CFG_HEAD) llama_head_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
                           bf16 *logits, int B, int K, int N, float eps)
 {
     const LlRows<false> k{x, norm, w, logits, B, K, N, eps};
-    LL_RUN(k);
+    ll_run<LL_CFG_HEAD>(k, eps);
 }
 
 KERNEL_LL llama_attn_bf16(const bf16 *q, const bf16 *kcache,

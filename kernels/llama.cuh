@@ -2,14 +2,15 @@
  * bf16 weights, f32 arithmetic, activations rounded to bf16 where Hugging
  * Face's LlamaForCausalLM rounds them.
  *
- *  GEMVs (one warp per pair of weight rows, 16-byte loads, batch B <= 16):
+ *  GEMVs (a warp per P pairs of weight rows, 16-byte loads, batch B <= 16;
+ *  the tunables in LlCfg, one configuration per kernel):
  *   llama_qkv   RMSNorm(x) -> QKV -> RoPE (llama3 inv_freq) -> q, and k, v
  *               appended to the KV cache at pos; a warp computes rows i and
  *               i + HD/2 of one head, the two halves rotate_half pairs.
  *   llama_gateup RMSNorm(x) -> gate row j and up row j -> silu(g) * u.
  *   llama_res   x += a · Wᵀ (output and down projections, in place on x).
  *   llama_head  RMSNorm(x) -> logits (the LM head, tied to the embedding).
- *  Each issues its lane's first LL_PF 16-byte chunks of both rows before
+ *  Each issues its lane's first U 16-byte chunks of every row before
  *  griddepcontrol.wait: weights never depend on an upstream kernel, so under
  *  a programmatic edge the weight stream starts while the previous kernel
  *  drains.  Prefetched chunks sit in a register array indexed only by
@@ -45,7 +46,6 @@
 #include "pdl.cuh"
 
 #define LL_MAXB 16 /* batch rows a GEMV accepts */
-#define LL_PF 4    /* chunks per row and lane loaded before the wait */
 #define LL_MAXG 8  /* query heads per kv head */
 #define LL_MAXS 256 /* positions per attention split */
 
@@ -128,7 +128,9 @@ __device__ __forceinline__ void ll_row_scales(const LlAct &A, int B, float eps,
     __syncthreads();
 }
 
-/* acc[r][b] += w_r · a_b over one chunk c of 8 columns. */
+/* acc[r][b] += w_r · a_b over one chunk c of 8 columns.  With A.g null the
+ * activation rows are used as they are (already normed, or staged in shared
+ * memory: a generic load reads either window). */
 template <int R, int MB>
 __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R],
                                          const LlAct &A, int B, int c)
@@ -160,66 +162,232 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
     }
 }
 
-/* The GEMV of one warp: R weight rows wr[r] of K columns against the B
- * activation rows.  Issues the lane's first LL_PF chunks of every row, then
- * waits for the upstream grid and triggers the dependents (every thread,
- * `live` or not), computes the row scales when A.g is set, streams the rest
- * U chunks per row at a time, and leaves the sums in acc (every lane). */
-template <int R, int MB, int U>
-__device__ __forceinline__ void ll_gemv(const bf16 *const (&wr)[R], bool live,
-                                        LlAct A, int B, float eps, float *rs,
-                                        float (&acc)[R][MB])
+/* --- GEMV tunables ---------------------------------------------------------
+ * One configuration per GEMV kernel (LL_CFG_QKV, LL_CFG_GU, LL_CFG_RES,
+ * LL_CFG_HEAD below); tools/bench/gemv_sweep.cu measures the candidates.
+ *   P        rotate_half / gate-up / adjacent pairs of rows per warp (R = 2P
+ *            rows share each activation chunk)
+ *   U, UB    16-byte chunks per row and lane loaded per step, before any is
+ *            used: batch 1 (U) and the batch body (UB); U·R·16 bytes per lane
+ *            in flight
+ *   KS       warps of a block splitting K (chunk c of a row goes to warp
+ *            (c / 32) % KS); the block's THREADS/32/KS row groups each take
+ *            P units of a tile, the KS partial sums meet in shared memory
+ *   THREADS, MINB  __launch_bounds__: the largest block the graph may give
+ *            and the blocks per SM ptxas must fit (its register cap)
+ *   SA       bf16 elements of shared memory the block stages its activation
+ *            rows in (RMSNorm applied once per block instead of per chunk
+ *            and warp); used when B·K fits, else rows are read per chunk
+ *   PFW      the first step's weight loads issued before
+ *            griddepcontrol.wait (weights never depend on upstream kernels)
+ *   DB       the next step's loads issued before this step is used
+ *            (software pipelining across steps and tiles; twice the
+ *            registers)
+ * Every block loops over tiles (tile += gridDim.x), so any grid >= 1 is
+ * correct: the graph may launch a whole number of waves instead of one tile
+ * per block. */
+template <int P_, int U_, int UB_, int KS_, int THREADS_, int MINB_, int SA_,
+          bool PFW_, bool DB_>
+struct LlCfg {
+    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_;
+    static constexpr int THREADS = THREADS_, MINB = MINB_, SA = SA_;
+    static constexpr bool PFW = PFW_, DB = DB_;
+};
+
+/* What the library shipped first (2026-11-25): two rows per warp, 4 chunks
+ * per row in flight at batch 1 (2 for the batch body), no K split, blocks of
+ * at most 256 threads and 2 per SM, activations read per chunk. */
+typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
+
+/* The configuration of each GEMV kernel: one line to change after a sweep
+ * (then the block and grid of the kernel in graphs/llama/step.yaml: block a
+ * multiple of 32·KS and at most THREADS, any grid). */
+#ifndef LL_CFG_QKV
+#define LL_CFG_QKV LlCfgShipped
+#endif
+#ifndef LL_CFG_GU
+#define LL_CFG_GU LlCfgShipped
+#endif
+#ifndef LL_CFG_RES
+#define LL_CFG_RES LlCfgShipped
+#endif
+#ifndef LL_CFG_HEAD
+#define LL_CFG_HEAD LlCfgShipped
+#endif
+
+/* Shared memory of one GEMV block. */
+template <class C> struct LlSmem {
+    float rs[LL_MAXB];
+    float red[C::KS > 1 ? (C::THREADS / 32) * 2 * C::P * LL_MAXB : 1];
+    alignas(16) bf16 sa[C::SA > 0 ? C::SA : 8];
+};
+
+/* The block's activation rows normed into sm.sa (bf16 is exact: HF's normed
+ * activation is a bf16 tensor); every thread calls it; ends with a barrier. */
+__device__ __forceinline__ void ll_stage(const LlAct &A, int B, bf16 *sa)
 {
-    const int lane = threadIdx.x & 31;
+    const int K = A.K, nc = K / 8;
+    for (int i = threadIdx.x; i < B * nc; i += blockDim.x) {
+        const int b = i / nc, c = i % nc;
+        float a[8];
+        ld16(A.row(b) + c * 8, a);
+        if (A.g) {
+            float gv[8];
+            ll_unpack(ll_ldw(A.g + c * 8), gv);
+            const float s = A.rs[b];
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                a[e] = bfr(gv[e] * bfr(a[e] * s));
+        }
+        st16(sa + (long long)b * K + c * 8, a);
+    }
+    __syncthreads();
+}
+
+/* The GEMV of a grid: Body maps unit u (< body.units()) to two weight rows
+ * (body.rows) and takes their two sums per batch row (body.epi, one lane).
+ * Block tiles of G = warps/KS groups x P units; a warp of group rg and K
+ * slice kg holds R = 2P rows and loads, per step, U chunks of each
+ * (chunk index (s·U + j)·32·KS + kg·32 + lane), into registers indexed by
+ * compile-time constants only.  The first step's loads go before
+ * griddepcontrol.wait (PFW); then the dependents are triggered at once, the
+ * row scales computed (A.g set) and the rows staged in shared memory (SA). */
+template <class C, int MB, int U, class Body>
+__device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
+                                             LlSmem<C> &sm)
+{
+    constexpr int P = C::P, R = 2 * P, KS = C::KS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int kg = warp % KS, rg = warp / KS;
+    const int G = (blockDim.x >> 5) / KS;
+    LlAct A = body.in();
     const int nch = A.K / 8;
-    uint4 pf[LL_PF][R];
+    const long long nu = body.units();
+    const long long ntile = (nu + (long long)G * P - 1) / ((long long)G * P);
+    const int nstep = (nch + 32 * KS * U - 1) / (32 * KS * U);
+    const int cl = kg * 32 + lane;
+
+    /* Issue step s of tile t into w (nothing past the last tile or row). */
+    auto load = [&](uint4 (&w)[U][R], long long t, int s) {
+        if (t >= ntile)
+            return;
 #pragma unroll
-    for (int k = 0; k < LL_PF; ++k)
+        for (int p = 0; p < P; ++p) {
+            const long long u = (t * G + rg) * P + p;
+            {
+                /* a unit past the end reloads the last one: its sums are
+                 * never stored, and no register stays undefined */
+                const bf16 *wr[2];
+                body.rows(u < nu ? u : nu - 1, wr);
 #pragma unroll
-        for (int r = 0; r < R; ++r)
-            if (live && lane + 32 * k < nch)
-                pf[k][r] = ll_ldw(wr[r] + (lane + 32 * k) * 8);
+                for (int j = 0; j < U; ++j) {
+                    const int c = (s * U + j) * 32 * KS + cl;
+                    if (c < nch) {
+                        w[j][2 * p] = ll_ldw(wr[0] + c * 8);
+                        w[j][2 * p + 1] = ll_ldw(wr[1] + c * 8);
+                    }
+                }
+            }
+        }
+    };
+
+    long long t = blockIdx.x;
+    uint4 cur[U][R];
+    if (C::PFW)
+        load(cur, t, 0);
     pdl_wait();
     pdl_launch_dependents();
+    body.prologue();
     if (A.g)
-        ll_row_scales(A, B, eps, rs);
-    A.rs = rs;
+        ll_row_scales(A, B, eps, sm.rs);
+    A.rs = sm.rs;
+    if (C::SA > 0 && (long long)B * A.K <= C::SA) {
+        ll_stage(A, B, sm.sa);
+        A = LlAct{sm.sa, nullptr, nullptr, A.K, nullptr, 0};
+    }
+    if (!C::PFW)
+        load(cur, t, 0);
+
+    float acc[R][MB];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int b = 0; b < MB; ++b)
             acc[r][b] = 0.0f;
-    if (!live)
-        return;
+    for (; t < ntile; t += gridDim.x) {
+        const long long ub = (t * G + rg) * P;
+        for (int s = 0; s < nstep; ++s) {
+            const long long tn = s + 1 < nstep ? t : t + gridDim.x;
+            const int sn = s + 1 < nstep ? s + 1 : 0;
+            uint4 nxt[U][R];
+            if (C::DB)
+                load(nxt, tn, sn);
 #pragma unroll
-    for (int k = 0; k < LL_PF; ++k)
-        if (lane + 32 * k < nch)
-            ll_chunk<R, MB>(acc, pf[k], A, B, lane + 32 * k);
-    for (int c0 = lane + 32 * LL_PF; c0 < nch; c0 += 32 * U) {
-        uint4 w[U][R];
+            for (int j = 0; j < U; ++j) {
+                const int c = (s * U + j) * 32 * KS + cl;
+                if (c < nch)
+                    ll_chunk<R, MB>(acc, cur[j], A, B, c);
+            }
+            if (C::DB) {
 #pragma unroll
-        for (int u = 0; u < U; ++u)
+                for (int j = 0; j < U; ++j)
 #pragma unroll
-            for (int r = 0; r < R; ++r)
-                if (c0 + 32 * u < nch)
-                    w[u][r] = ll_ldw(wr[r] + (c0 + 32 * u) * 8);
+                    for (int r = 0; r < R; ++r)
+                        cur[j][r] = nxt[j][r];
+            } else {
+                load(cur, tn, sn);
+            }
+        }
 #pragma unroll
-        for (int u = 0; u < U; ++u)
-            if (c0 + 32 * u < nch)
-                ll_chunk<R, MB>(acc, w[u], A, B, c0 + 32 * u);
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int b = 0; b < MB; ++b)
+                if (b < B)
+                    acc[r][b] = ll_warp_sum(acc[r][b]);
+        if (KS > 1) {
+            /* the KS slices of a row group meet in shared memory */
+            if (lane == 0)
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+#pragma unroll
+                    for (int b = 0; b < MB; ++b)
+                        sm.red[(warp * R + r) * LL_MAXB + b] = acc[r][b];
+            __syncthreads();
+            if (kg == 0 && lane == 0)
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+#pragma unroll
+                    for (int b = 0; b < MB; ++b) {
+                        float v = acc[r][b];
+                        for (int k = 1; k < KS; ++k)
+                            v += sm.red[((warp + k) * R + r) * LL_MAXB + b];
+                        acc[r][b] = v;
+                    }
+            __syncthreads();
+        }
+        if (kg == 0 && lane == 0)
+#pragma unroll
+            for (int p = 0; p < P; ++p)
+                if (ub + p < nu)
+                    body.template epi<MB>(ub + p, acc[2 * p], acc[2 * p + 1], B);
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int b = 0; b < MB; ++b)
+                acc[r][b] = 0.0f;
     }
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int b = 0; b < MB; ++b)
-            if (b < B)
-                acc[r][b] = ll_warp_sum(acc[r][b]);
 }
 
-/* Global warp index and the pair count: one warp per pair of rows. */
-__device__ __forceinline__ long long ll_warp(void)
+/* A GEMV kernel's body: the shared memory, and batch 1 with a body of its
+ * own (U chunks per row in flight) or up to LL_MAXB rows (UB). */
+template <class C, class Body>
+__device__ __forceinline__ void ll_run(const Body &body, float eps)
 {
-    return ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    __shared__ LlSmem<C> sm;
+    if (body.B <= 1)
+        ll_gemv_grid<C, 1, C::U>(body, body.B, eps, sm);
+    else
+        ll_gemv_grid<C, LL_MAXB, C::UB>(body, body.B, eps, sm);
 }
 
 /* --- RoPE -------------------------------------------------------------- */
@@ -263,7 +431,9 @@ __device__ __forceinline__ void ll_copy_rows(const bf16 *emb, const int *tok, in
 
 /* gather = 0: the input is x.  gather = V > 0 (the first layer): the input
  * is emb[tok[b]] (the embedding of V rows), and block 0 also stores it into
- * x, the residual stream: the gather costs no launch of its own. */
+ * x, the residual stream: the gather costs no launch of its own.
+ * Unit u: head hh = u / (HD/2), pair i = u % (HD/2), rows hh·HD + i and
+ * hh·HD + i + HD/2 (rotate_half partners). */
 struct LlQkv {
     bf16 *x;
     const bf16 *emb;
@@ -275,22 +445,32 @@ struct LlQkv {
     int B, H, NH, NKV, HD, CTX;
     float eps;
     LlRope rope;
-    template <int MB, int U> __device__ __forceinline__ void run(float *rs) const
+    __device__ __forceinline__ long long units() const
+    {
+        return (long long)(NH + 2 * NKV) * (HD / 2);
+    }
+    __device__ __forceinline__ LlAct in() const
+    {
+        return LlAct{gather ? emb : x, g, nullptr, H, gather ? tok : nullptr, gather};
+    }
+    __device__ __forceinline__ void rows(long long u, const bf16 *(&wr)[2]) const
     {
         const int half = HD / 2;
-        const long long p = ll_warp();
-        const long long np = (long long)(NH + 2 * NKV) * half;
-        const bool live = p < np;
-        const int hh = live ? (int)(p / half) : 0, i = live ? (int)(p % half) : 0;
-        const long long r0 = (long long)hh * HD + i;
-        const bf16 *wr[2] = {w + r0 * H, w + (r0 + half) * H};
-        float acc[2][MB];
-        ll_gemv<2, MB, U>(wr, live, LlAct{gather ? emb : x, g, nullptr, H, gather ? tok : nullptr, gather},
-                          B, eps, rs, acc);
+        const long long r0 = (u / half) * HD + u % half;
+        wr[0] = w + r0 * H;
+        wr[1] = w + (r0 + half) * H;
+    }
+    __device__ __forceinline__ void prologue() const
+    {
         if (gather && blockIdx.x == 0)
             ll_copy_rows(emb, tok, gather, x, B, H);
-        if (!live || (threadIdx.x & 31) != 0)
-            return;
+    }
+    template <int MB>
+    __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
+                                        const float (&a1)[MB], int) const
+    {
+        const int half = HD / 2;
+        const int hh = (int)(u / half), i = (int)(u % half);
         const int t = pos[0];
         float c = 1.0f, s = 0.0f;
         if (hh < NH + NKV) {
@@ -302,7 +482,7 @@ struct LlQkv {
         for (int b = 0; b < MB; ++b) {
             if (b >= B)
                 break;
-            float y0 = bfr(acc[0][b]), y1 = bfr(acc[1][b]);
+            float y0 = bfr(a0[b]), y1 = bfr(a1[b]);
             if (hh < NH + NKV) {
                 const float o0 = bfr(bfr(y0 * c) + bfr(-y1 * s));
                 const float o1 = bfr(bfr(y1 * c) + bfr(y0 * s));
@@ -324,26 +504,32 @@ struct LlQkv {
     }
 };
 
+/* Unit j: gate row j and up row F + j. */
 struct LlGateUp {
     const bf16 *x, *g, *w;
     bf16 *act;
     int B, H, F;
     float eps;
-    template <int MB, int U> __device__ __forceinline__ void run(float *rs) const
+    __device__ __forceinline__ long long units() const { return F; }
+    __device__ __forceinline__ LlAct in() const
     {
-        const long long j = ll_warp();
-        const bool live = j < F;
-        const long long jj = live ? j : 0;
-        const bf16 *wr[2] = {w + jj * H, w + (jj + F) * H};
-        float acc[2][MB];
-        ll_gemv<2, MB, U>(wr, live, LlAct{x, g, nullptr, H, nullptr, 0}, B, eps, rs, acc);
-        if (!live || (threadIdx.x & 31) != 0)
-            return;
+        return LlAct{x, g, nullptr, H, nullptr, 0};
+    }
+    __device__ __forceinline__ void rows(long long j, const bf16 *(&wr)[2]) const
+    {
+        wr[0] = w + j * H;
+        wr[1] = w + (j + F) * H;
+    }
+    __device__ __forceinline__ void prologue() const {}
+    template <int MB>
+    __device__ __forceinline__ void epi(long long j, const float (&a0)[MB],
+                                        const float (&a1)[MB], int) const
+    {
 #pragma unroll
         for (int b = 0; b < MB; ++b) {
             if (b >= B)
                 break;
-            const float gt = bfr(acc[0][b]), up = bfr(acc[1][b]);
+            const float gt = bfr(a0[b]), up = bfr(a1[b]);
             const float sl = bfr(gt / (1.0f + expf(-gt)));
             act[(long long)b * F + j] = __float2bfloat16_rn(sl * up);
         }
@@ -351,35 +537,41 @@ struct LlGateUp {
 };
 
 /* y[b][n] = bf16(acc) (head: normed x, no residual) or
- * y[b][n] = bf16(y[b][n] + bf16(acc)) (res: the residual stream). */
+ * y[b][n] = bf16(y[b][n] + bf16(acc)) (res: the residual stream).
+ * Unit u: rows 2u and 2u + 1 (the last repeated when N is odd). */
 template <bool RES> struct LlRows {
     const bf16 *a, *g, *w;
     bf16 *y;
     int B, K, N;
     float eps;
-    template <int MB, int U> __device__ __forceinline__ void run(float *rs) const
+    __device__ __forceinline__ long long units() const { return (N + 1) / 2; }
+    __device__ __forceinline__ LlAct in() const
     {
-        const long long n0 = 2 * ll_warp();
-        const bool live = n0 < N;
-        const long long m0 = live ? n0 : 0;
-        const long long m1 = m0 + 1 < N ? m0 + 1 : m0;
-        const bf16 *wr[2] = {w + m0 * K, w + m1 * K};
-        float acc[2][MB];
-        ll_gemv<2, MB, U>(wr, live, LlAct{a, g, nullptr, K, nullptr, 0}, B, eps, rs, acc);
-        if (!live || (threadIdx.x & 31) != 0)
-            return;
+        return LlAct{a, g, nullptr, K, nullptr, 0};
+    }
+    __device__ __forceinline__ void rows(long long u, const bf16 *(&wr)[2]) const
+    {
+        const long long m0 = 2 * u, m1 = m0 + 1 < N ? m0 + 1 : m0;
+        wr[0] = w + m0 * K;
+        wr[1] = w + m1 * K;
+    }
+    __device__ __forceinline__ void prologue() const {}
+    template <int MB>
+    __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
+                                        const float (&a1)[MB], int) const
+    {
 #pragma unroll
         for (int b = 0; b < MB; ++b) {
             if (b >= B)
                 break;
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
-                const long long n = n0 + r;
+                const long long n = 2 * u + r;
                 if (n >= N)
                     break;
                 bf16 *d = y + (long long)b * N + n;
-                const float v = RES ? bfr(acc[r][b]) + __bfloat162float(*d)
-                                    : acc[r][b];
+                const float acc = r ? a1[b] : a0[b];
+                const float v = RES ? bfr(acc) + __bfloat162float(*d) : acc;
                 *d = __float2bfloat16_rn(v);
             }
         }
