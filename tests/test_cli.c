@@ -233,8 +233,32 @@ static void cli_defines_change_the_graph(void **state)
      * use of the variable. */
     r = RUN("check", "-D", "N=abc", "graphs/pdl_chain.yaml");
     assert_int_equal(r->status, 1);
-    assert_string_equal(r->err, "<command line>:1:3: error: unknown variable 'abc'\n"
+    assert_string_equal(r->err, "<command line>:1:3: error: -D N=abc: unknown "
+                                "variable 'abc'\n"
                                 "graphs/pdl_chain.yaml: 1 error\n");
+    /* A define that makes four buffers' count negative is one mistake,
+     * reported at the define and naming it. */
+    r = RUN("check", "-D", "N=-5", "graphs/pdl_chain.yaml");
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->err, "<command line>:1:3: error: -D N=-5: buffer "
+                                "'x' needs a count of at least 1, not -5\n"
+                                "graphs/pdl_chain.yaml: 1 error\n");
+    /* A mistake in a child graph file that two nodes use: one error, and a
+     * note at each use. */
+    r = RUN("check", "tests/data/bad/child_error_used_twice.yaml");
+    assert_int_equal(r->status, 1);
+    const char *one = strstr(r->err, "error: unknown buffer 'nope'");
+    assert_non_null(one);
+    assert_null(strstr(one + 1, "error: unknown buffer"));
+    assert_non_null(strstr(r->err, "child_error_used_twice.yaml:12:15: note: "
+                                   "in child graph "
+                                   "'tests/data/bad/../inc/child_bad_arg.yaml' "
+                                   "of node 'a'\n"));
+    assert_non_null(strstr(r->err, "child_error_used_twice.yaml:13:15: note: "
+                                   "in child graph "
+                                   "'tests/data/bad/../inc/child_bad_arg.yaml' "
+                                   "of node 'b'\n"));
+    assert_non_null(strstr(r->err, "child_error_used_twice.yaml: 1 error\n"));
     r = RUN("plan", "-D", "DEPTH=0", "graphs/repeat.yaml");
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "index -1 is out of range for 'chain' (0..0)"));
