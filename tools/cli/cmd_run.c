@@ -46,7 +46,9 @@ typedef struct summary {
 static const char help[] =
     "Usage: %s run [OPTIONS] FILE\n"
     "Build the graph, instantiate it on a GPU, replay it and report per-replay\n"
-    "times (CUDA events), host stage times and a checksum of every buffer.\n"
+    "times (CUDA events), host stage times (saying whether each CUDA source\n"
+    "module was compiled or read from the compile cache) and a checksum of\n"
+    "every buffer.\n"
     "\nOptions:\n"
     "  --iters N         timed replays (default 100)\n"
     "  --warmup N        untimed replays first (default 10)\n"
