@@ -989,6 +989,42 @@ CUDAG_API int cudag_exec_time_back_to_back(cudag_exec *x, cudag_replay how,
                                            unsigned warmup, unsigned iters,
                                            float *ms, cudag_error *err);
 
+/* ------------------------------------------------------------------ */
+/* Where each module's code came from                                  */
+
+typedef enum cudag_module_origin {
+    CUDAG_MODULE_UNUSED = 0,    /* no node launches a kernel of it: not loaded */
+    CUDAG_MODULE_FILE = 1,      /* a fatbin, cubin or PTX file the driver loaded */
+    CUDAG_MODULE_COMPILED = 2,  /* CUDA source compiled with NVRTC (and then
+                                   written to the compile cache unless
+                                   CUDAG_NO_CACHE) */
+    CUDAG_MODULE_CACHED = 3     /* CUDA source whose compiled code was read
+                                   from the compile cache: NVRTC not run */
+} cudag_module_origin;
+
+typedef struct cudag_module_stats {
+    const char *name;           /* the module's name in the graph; lives as
+                                   long as the exec */
+    cudag_module_origin origin;
+    uint64_t load_ns;           /* host time for it at instantiation: the
+                                   compile or the cache read, then the
+                                   driver's load (part of
+                                   cudag_exec_stats.load_ns) */
+} cudag_module_stats;
+
+/* The number of modules of the exec's graph (numbered 0 to n − 1 in the
+ * order the graph declares them); 0 for NULL. */
+CUDAG_API size_t cudag_exec_module_count(const cudag_exec *x);
+
+/*
+ * How module i's code reached the device when x was instantiated: whether a
+ * source module was compiled or came from the compile cache, and how long
+ * it took.  Errors: CUDAG_EINVAL for a NULL x or st, CUDAG_ERANGE for i not
+ * below cudag_exec_module_count(x); *st is then unchanged.
+ */
+CUDAG_API int cudag_exec_module_stats(const cudag_exec *x, size_t i,
+                                      cudag_module_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,8 @@ void cudag__code_free(const cudag__gpu *gpu, cudag__code *c)
     cudag__free(c->ptx_version);
     cudag__free(c->symbols);
     cudag__free(c->entries);
+    cudag__free(c->origin);
+    cudag__free(c->load_ns);
     cudag__arena_free(&c->arena);
     memset(c, 0, sizeof *c);
 }
@@ -114,6 +116,7 @@ static int load_source(const cudag__gpu *gpu, const cudag_graph *g,
     }
     c->compiled += !cc.cached;
     c->cached += cc.cached;
+    c->origin[m] = cc.cached ? CUDAG_MODULE_CACHED : CUDAG_MODULE_COMPILED;
     CUresult r = gpu->drv->cuLibraryLoadData(&c->libs[m], cc.cubin, NULL,
                                              NULL, 0, NULL, NULL, 0);
     if (r != CUDA_SUCCESS) {
@@ -299,12 +302,14 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
     c->ptx_version = cudag__calloc(g->nsigs, sizeof(int));
     c->symbols = cudag__calloc(g->nsigs, sizeof *c->symbols);
     c->entries = cudag__calloc(g->nsigs, sizeof *c->entries);
+    c->origin = cudag__calloc(g->nmodules + 1, sizeof *c->origin);
+    c->load_ns = cudag__calloc(g->nmodules + 1, sizeof *c->load_ns);
     uint32_t *first = cudag__malloc((g->nsigs + 1) * sizeof *first);
     bool *used = cudag__calloc(g->nsigs + 1, sizeof *used);
     int rc = CUDAG_OK;
     if (!c->libs || !c->funcs || !c->static_smem || !c->smem_set ||
         !c->binary_version || !c->ptx_version || !c->symbols ||
-        !c->entries || !first || !used) {
+        !c->entries || !c->origin || !c->load_ns || !first || !used) {
         rc = cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
                             "out of memory loading kernels");
         goto fail;
@@ -338,10 +343,14 @@ int cudag__code_load(const cudag__gpu *gpu, const cudag_graph *g,
         }
         if (m < g->nmodules && !c->libs[m]) {
             const cudag__module *mod = &g->modules[m];
-            if (mod->kind == CUDAG__CODE_SOURCE)
+            uint64_t t0 = cudag__now_ns();
+            if (mod->kind == CUDAG__CODE_SOURCE) {
                 rc = load_source(gpu, g, c, m, used, flags, d, err);
-            else
+            } else {
                 rc = load_module(gpu, g, c, m, pos, err);
+                c->origin[m] = CUDAG_MODULE_FILE;
+            }
+            c->load_ns[m] = cudag__now_ns() - t0;
             if (rc != CUDAG_OK)
                 goto fail;
         }

@@ -41,6 +41,10 @@ typedef struct cudag__code {
     cudag__arena arena;
     unsigned compiled, cached;  /* source modules compiled / read from the
                                    compile cache */
+    /* Per module: where its code came from (cudag_module_origin) and the
+     * host time that took (compile or cache read, and the driver's load). */
+    uint8_t *origin;
+    uint64_t *load_ns;
     bool cache_warned;          /* an unwritable cache was reported */
 } cudag__code;
 

@@ -944,6 +944,24 @@ int cudag_exec_get_stats(const cudag_exec *x, cudag_exec_stats *st)
     return CUDAG_OK;
 }
 
+size_t cudag_exec_module_count(const cudag_exec *x)
+{
+    return x ? x->code.nmodules : 0;
+}
+
+int cudag_exec_module_stats(const cudag_exec *x, size_t i,
+                            cudag_module_stats *st)
+{
+    if (!x || !st)
+        return CUDAG_EINVAL;
+    if (i >= x->code.nmodules)
+        return CUDAG_ERANGE;
+    st->name = x->g->modules[i].name;
+    st->origin = (cudag_module_origin)x->code.origin[i];
+    st->load_ns = x->code.load_ns[i];
+    return CUDAG_OK;
+}
+
 /* ---- updates ------------------------------------------------------------- */
 
 int cudag_exec_set_arg(cudag_exec *x, const char *node, unsigned index,

@@ -17,6 +17,7 @@ typedef enum cudag__ns {
     CUDAG__NS_SIG,
     CUDAG__NS_BUFFER,
     CUDAG__NS_NODE,
+    CUDAG__NS_COND,             /* conditions named but never declared */
     CUDAG__NS_COUNT
 } cudag__ns;
 

@@ -203,6 +203,7 @@ typedef struct cudag__gemm {
     double alpha, beta;
     cudag__operand op[CUDAG__GEMM_NOPS];
     cudag__pos shape_pos, batch_pos, epilogue_pos;
+    cudag__pos k_pos;           /* of `k:`, blamed when only a and b overflow */
 } cudag__gemm;
 
 /* The C API's kinds: the program's callback and its argument, or event. */

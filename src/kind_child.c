@@ -170,13 +170,14 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
         cudag__lerr(lw, e.code, n->pos, "%s", e.message);
     if (!ch->sub)
         return;
-    unsigned nerr = lw->d->nerr;
+    unsigned nerr = lw->d->nerr, nrepeat = lw->d->nrepeat;
     lw->child[lw->nchild++] = f;
     lw->lower_sub(lw, ch->sub, nodes, env);
     lw->nchild--;
-    /* The error is in the child's file; where it was instantiated from
-     * tells which copy. */
-    if (lw->d->nerr > nerr)
+    /* The error is in the child's file, said once however many nodes use
+     * it (a repeat is dropped); where each was instantiated from tells
+     * which copies. */
+    if (lw->d->nerr > nerr || lw->d->nrepeat > nrepeat)
         cudag__report(lw->d, CUDAG_SEV_NOTE, CUDAG_OK, name->pos,
                       "in child graph '%s' of node '%s'", f->path, n->name);
 }

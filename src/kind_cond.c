@@ -197,7 +197,11 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     c->cond_pos = cv->pos;
     if (cudag__want(lw, cv, CUDAG__DOC_SCALAR, type_key[type])) {
         c->cond = cudag__find_cond(g, cv->str);
-        if (c->cond == CUDAG__NONE) {
+        if (c->cond == CUDAG__NONE &&
+            !cudag__is_bad(lw, CUDAG__NS_COND, cv->str)) {
+            /* Reported once: the kernel that sets it, and other nodes
+             * that test it, say nothing more. */
+            cudag__mark_bad(lw, CUDAG__NS_COND, cv->str);
             const char *best =
                 CUDAG__SUGGEST(lw, conds, nconds, cudag__cond, cv->str);
             if (best)

@@ -233,7 +233,7 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
         return;
     read_int(lw, p, v, "m", true, 1, &mm->m, NULL);
     read_int(lw, p, v, "n", true, 1, &mm->n, NULL);
-    read_int(lw, p, v, "k", true, 1, &mm->k, NULL);
+    read_int(lw, p, v, "k", true, 1, &mm->k, &mm->k_pos);
     read_int(lw, p, v, "batch", false, 1, &mm->batch, &mm->batch_pos);
     for (int i = 0; i < CUDAG__GEMM_NOPS; i++)
         read_operand(lw, p, v, i, &mm->op[i]);
@@ -337,6 +337,55 @@ static bool check_operand(cudag__checker *c, const cudag__node *n, int i)
                       more, count, (unsigned long long)o->offset, buf->name,
                       (unsigned long long)buf->count, cudag__plural(buf->count));
     return false;
+}
+
+/* True when operand i's leading dimension is valid and its matrices fit
+ * in its buffer: what check_operand reports, without reporting. */
+static bool operand_fits(const cudag__checker *c, const cudag__gemm *mm,
+                         int i)
+{
+    const cudag__operand *o = &mm->op[i];
+    int64_t rows, cols;
+    stored(mm, i, &rows, &cols);
+    uint64_t need;
+    return !(o->ld && (o->ld < cols || o->ld > DIM_MAX)) &&
+           extent(mm, i, &need) &&
+           cudag__range_ok(o->offset, need, c->g->buffers[o->buffer].count);
+}
+
+/* k is the one dimension a and b share and d lacks: when a and b both
+ * overflow their buffers and d fits, k is what is wrong, and that is one
+ * error at `k:` (not one at `a:` and one at `b:`).  True when it reported. */
+static bool check_k(cudag__checker *c, const cudag__node *n)
+{
+    const cudag__gemm *mm = &n->u.mm;
+    const int ab[2] = {CUDAG__GEMM_A, CUDAG__GEMM_B};
+    if (!operand_fits(c, mm, CUDAG__GEMM_D))
+        return false;
+    char text[2][200];
+    for (int j = 0; j < 2; j++) {
+        const cudag__operand *o = &mm->op[ab[j]];
+        int64_t rows, cols;
+        stored(mm, ab[j], &rows, &cols);
+        uint64_t need;
+        if (operand_fits(c, mm, ab[j]) ||
+            (o->ld && (o->ld < cols || o->ld > DIM_MAX)) ||
+            !extent(mm, ab[j], &need))
+            return false;
+        const cudag__buffer *buf = &c->g->buffers[o->buffer];
+        char shape[96];
+        snprintf(text[j], sizeof text[j],
+                 "%s (%s) needs %llu elements from offset %llu, '%s' has "
+                 "%llu",
+                 op_name[ab[j]], shape_text(mm, ab[j], shape, sizeof shape),
+                 (unsigned long long)need, (unsigned long long)o->offset,
+                 buf->name, (unsigned long long)buf->count);
+    }
+    cudag__check_fail(c, CUDAG_ERANGE, cudag__pick(mm->k_pos, n->pos),
+                      "node '%s': k %lld is too large for both a and b: %s; "
+                      "%s",
+                      n->name, (long long)mm->k, text[0], text[1]);
+    return true;
 }
 
 static bool same_matrix(const cudag__gemm *mm, int i, int j)
@@ -457,8 +506,10 @@ static void check(cudag__checker *c, const cudag__node *n)
     if (c->d->nerr != before)
         return;     /* the shapes below would only repeat it */
     bool fit[CUDAG__GEMM_NOPS] = {false};
+    bool k_wrong = check_k(c, n);
     for (int i = 0; i < CUDAG__GEMM_NOPS; i++)
-        if (mm->op[i].buffer != CUDAG__NONE)
+        if (mm->op[i].buffer != CUDAG__NONE &&
+            !(k_wrong && (i == CUDAG__GEMM_A || i == CUDAG__GEMM_B)))
             fit[i] = check_operand(c, n, i);
     if (fit[CUDAG__GEMM_D]) {
         check_batches(c, n);

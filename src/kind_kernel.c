@@ -81,9 +81,20 @@ static int lower_arg(cudag__lower *lw, const cudag__doc *v,
     if (want == CUDAG_TYPE_COND) {
         char name[CUDAG__MAX_NAME + 1];
         size_t i, n = cudag__leading_name(v, name, &i);
+        if (n && cudag__is_bad(lw, CUDAG__NS_COND, name))
+            return CUDAG__EBAD;     /* reported where it was first named */
         if (n) {
             const char *best =
                 CUDAG__SUGGEST(lw, conds, nconds, cudag__cond, name);
+            const char *key = cudag__arena_strdup(&lw->scratch, name);
+            if (key)
+                cudag__mark_bad(lw, CUDAG__NS_COND, key);
+            if (!best)
+                return cudag__lerr(lw, CUDAG_EUNKNOWN,
+                                   cudag__doc_pos_at(v, i),
+                                   "unknown condition '%s' (declare it "
+                                   "under 'conditions')",
+                                   name);
             return cudag__lerr(lw, CUDAG_EUNKNOWN, cudag__doc_pos_at(v, i),
                                "unknown condition '%s'%s%s%s", name,
                                CUDAG__DYM(best));
@@ -250,10 +261,13 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
         if (!cudag__is_bad(lw, CUDAG__NS_SIG, kern->str)) {
             cudag_error e;
             k->sig = cudag__sig_lookup(lw->g, kern->str, kern->pos, &e);
-            if (k->sig == CUDAG__NONE)
-                cudag__lerr_error(lw, &e, kern->pos);
-            else
+            /* An unknown kernel may be in a module reported wrong (a
+             * missing .cu file): that error was the one. */
+            if (k->sig != CUDAG__NONE)
                 sig = &lw->g->sigs[k->sig];
+            else if (!(e.code == CUDAG_EUNKNOWN &&
+                       lw->bad[CUDAG__NS_MODULE].len))
+                cudag__lerr_error(lw, &e, kern->pos);
         }
     }
     if (!grid || !block)

@@ -413,6 +413,35 @@ static cudag__define *find_define(cudag__lower *lw, const char *name)
     return NULL;
 }
 
+/* The define behind a value that is wrong: that of the first variable the
+ * expression v names that a -D set, or NULL.  The error is then reported at
+ * the define ("-D N=-5: …"), and only once: every other use of it repeats
+ * the same mistake at the same place. */
+static const cudag__define *define_behind(cudag__lower *lw,
+                                          const cudag__doc *v)
+{
+    for (size_t i = 0; v->type == CUDAG__DOC_SCALAR && i < v->len;) {
+        size_t e = cudag__ident_end(v->str, i, v->len);
+        if (e == i) {
+            /* Not a name: skip a number (1e5) whole, or one character. */
+            while (++i < v->len && cudag__is_alnum(v->str[i - 1]) &&
+                   cudag__is_alnum(v->str[i]))
+                ;
+            continue;
+        }
+        char name[CUDAG__MAX_NAME + 1];
+        if (e - i <= CUDAG__MAX_NAME) {
+            memcpy(name, v->str + i, e - i);
+            name[e - i] = '\0';
+            const cudag__define *df = find_define(lw, name);
+            if (df && df->used)
+                return df;
+        }
+        i = e;
+    }
+    return NULL;
+}
+
 /* ---- sections -------------------------------------------------------------- */
 
 static const char *const top_keys[] = {
@@ -489,8 +518,17 @@ static int eval_define(cudag__lower *lw, const cudag__define *df,
                        const char *name, const cudag__doc *v, cudag__num *out)
 {
     cudag__scope sc = cudag__scope_of(lw, NULL);
+    /* Its error names the define: "<command line>" has no line to show. */
+    cudag_error e;
+    cudag__diag one;
+    cudag__diag_init(&one, NULL, &e);
     int rc = cudag__expr_eval_num(df->expr, df->len, df->pos, &sc,
-                                  CUDAG__EXPR_ANY, lw->d, out);
+                                  CUDAG__EXPR_ANY, &one, out);
+    if (rc != CUDAG_OK && one.nerr)
+        return cudag__lerr(lw, rc,
+                           (cudag__pos){df->pos.file, (uint32_t)e.line,
+                                        (uint32_t)e.column},
+                           "-D %s=%s: %s", name, df->expr, e.message);
     if (rc != CUDAG_OK)
         return rc;
     cudag__diag quiet = *lw->d;
@@ -657,8 +695,10 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
              * (a CPU-only build): the driver judges it when it is needed. */
             if (f->installed && access(path, F_OK) != 0)
                 continue;
-            if (cudag__module_read(lw->g, m, p->pos, &e) != CUDAG_OK)
+            if (cudag__module_read(lw->g, m, p->pos, &e) != CUDAG_OK) {
                 cudag__lerr_error(lw, &e, p->pos);
+                goto bad;   /* its kernels' uses say nothing more */
+            }
         }
         continue;
     bad:
@@ -772,7 +812,7 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
             if (!cudag__want(lw, mod, CUDAG__DOC_SCALAR, "module"))
                 goto bad;
             m = cudag__find_module(g, mod->str);
-            if (m == CUDAG__NONE && cudag__is_bad(lw, CUDAG__NS_MODULE, mod->str))
+            if (cudag__is_bad(lw, CUDAG__NS_MODULE, mod->str))
                 goto bad;
             if (m == CUDAG__NONE) {
                 const char **names = cudag__malloc((g->nmodules + 1) * sizeof *names);
@@ -787,6 +827,8 @@ static void lower_kernels(cudag__lower *lw, const cudag__file *f,
             }
         } else if (file_nmodules == 1) {
             m = file_first_module;
+            if (cudag__is_bad(lw, CUDAG__NS_MODULE, g->modules[m].name))
+                goto bad;
         } else if (g->nmodules == 1 && lw->bad[CUDAG__NS_MODULE].len == 0) {
             m = 0;
         } else if (lw->bad[CUDAG__NS_MODULE].len) {
@@ -947,6 +989,35 @@ static int lower_init(cudag__lower *lw, const cudag__doc *v, cudag_type ty,
     return CUDAG_OK;
 }
 
+/* A count below 1, reported where the mistake is, once: at the -D that set
+ * a variable the count names ("-D N=-5: …"), at the variable a count of
+ * just its name takes (vars: {N: -4}), else at the count.  The other
+ * buffers counted by the same variable repeat it at the same place, which
+ * says nothing more. */
+static void bad_count(cudag__lower *lw, const cudag__doc *k,
+                      const cudag__doc *count, int64_t n)
+{
+    const cudag__define *df = define_behind(lw, count);
+    uint32_t v = CUDAG__NONE;
+    if (count->type == CUDAG__DOC_SCALAR &&
+        cudag__ident_end(count->str, 0, count->len) == count->len)
+        v = cudag__find_var(lw->g, count->str);
+    if (df)
+        cudag__lerr(lw, CUDAG_ERANGE, df->pos,
+                    "-D %s=%s: buffer '%s' needs a count of at least 1, not "
+                    "%lld",
+                    df->name, df->expr, k->str, (long long)n);
+    else if (v != CUDAG__NONE && lw->g->vars[v].pos.line)
+        cudag__lerr(lw, CUDAG_ERANGE, lw->g->vars[v].pos,
+                    "variable '%s' is %lld, the count of buffer '%s' (a "
+                    "count is at least 1)",
+                    count->str, (long long)n, k->str);
+    else
+        cudag__lerr(lw, CUDAG_ERANGE, count->pos,
+                    "buffer '%s' needs a count of at least 1, not %lld",
+                    k->str, (long long)n);
+}
+
 static void lower_buffers(cudag__lower *lw, const cudag__file *f)
 {
     const cudag__doc *bufs = cudag__doc_get(f->root, "buffers");
@@ -981,9 +1052,7 @@ static void lower_buffers(cudag__lower *lw, const cudag__file *f)
         if (cudag__eval(lw, count, NULL, &n) != CUDAG_OK)
             goto bad;
         if (n < 1) {
-            cudag__lerr(lw, CUDAG_ERANGE, count->pos,
-                        "buffer '%s' needs a count of at least 1, not %lld",
-                        k->str, (long long)n);
+            bad_count(lw, k, count, n);
             goto bad;
         }
         cudag__buffer tmp;

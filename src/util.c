@@ -483,8 +483,12 @@ int cudag__vreport(cudag__diag *d, cudag_severity sev, int code,
     uint64_t sig = UINT64_C(1469598103934665603) ^ ((uint64_t)(unsigned)code << 8);
     for (const char *c = e.message; c < end; c++)
         sig = (sig ^ (unsigned char)*c) * UINT64_C(1099511628211);
+    /* The file by its name, not its pointer: a child graph file is read
+     * once per node that uses it, and a mistake in it is one mistake. */
+    for (const char *c = pos.file; c && *c; c++)
+        sig = (sig ^ (unsigned char)*c) * UINT64_C(1099511628211);
     sig ^= ((uint64_t)pos.line << 40) ^ ((uint64_t)pos.col << 20) ^
-           (uint64_t)(uintptr_t)pos.file ^ (uint64_t)(unsigned)sev;
+           (uint64_t)(unsigned)sev;
     for (unsigned i = 0; i < CUDAG__DIAG_RECENT && i < d->nrecent; i++)
         if (d->recent[i] == sig) {
             if (sev == CUDAG_SEV_ERROR)

@@ -328,9 +328,11 @@ static void capture_builder_refuses_what_it_can_see(void **state)
     cudag_graph_destroy(g);
     /* YAML cannot name them: they hold the program's pointers. */
     tdiag td;
-    assert_int_equal(tload("cudag: 1\nnodes:\n  c: {capture: f}\n", &td, &g),
+    assert_int_equal(tload("cudag: 1\nbuffers: {x: {type: f32, count: 1}}\n"
+                           "nodes:\n  c: {capture: f}\n",
+                           &td, &g),
                      CUDAG_EKEY);
-    assert_diag_contains(&td, "t.yaml:3:16: error: node 'c.capture' must be "
+    assert_diag_contains(&td, "t.yaml:4:16: error: node 'c.capture' must be "
                               "a mapping (a kernel, memset, memcpy, while, "
                               "if, switch, gemm or graph node, or a group of "
                               "nodes), not a scalar");

@@ -233,8 +233,32 @@ static void cli_defines_change_the_graph(void **state)
      * use of the variable. */
     r = RUN("check", "-D", "N=abc", "graphs/pdl_chain.yaml");
     assert_int_equal(r->status, 1);
-    assert_string_equal(r->err, "<command line>:1:3: error: unknown variable 'abc'\n"
+    assert_string_equal(r->err, "<command line>:1:3: error: -D N=abc: unknown "
+                                "variable 'abc'\n"
                                 "graphs/pdl_chain.yaml: 1 error\n");
+    /* A define that makes four buffers' count negative is one mistake,
+     * reported at the define and naming it. */
+    r = RUN("check", "-D", "N=-5", "graphs/pdl_chain.yaml");
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->err, "<command line>:1:3: error: -D N=-5: buffer "
+                                "'x' needs a count of at least 1, not -5\n"
+                                "graphs/pdl_chain.yaml: 1 error\n");
+    /* A mistake in a child graph file that two nodes use: one error, and a
+     * note at each use. */
+    r = RUN("check", "tests/data/bad/child_error_used_twice.yaml");
+    assert_int_equal(r->status, 1);
+    const char *one = strstr(r->err, "error: unknown buffer 'nope'");
+    assert_non_null(one);
+    assert_null(strstr(one + 1, "error: unknown buffer"));
+    assert_non_null(strstr(r->err, "child_error_used_twice.yaml:12:15: note: "
+                                   "in child graph "
+                                   "'tests/data/bad/../inc/child_bad_arg.yaml' "
+                                   "of node 'a'\n"));
+    assert_non_null(strstr(r->err, "child_error_used_twice.yaml:13:15: note: "
+                                   "in child graph "
+                                   "'tests/data/bad/../inc/child_bad_arg.yaml' "
+                                   "of node 'b'\n"));
+    assert_non_null(strstr(r->err, "child_error_used_twice.yaml: 1 error\n"));
     r = RUN("plan", "-D", "DEPTH=0", "graphs/repeat.yaml");
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "index -1 is out of range for 'chain' (0..0)"));
@@ -453,6 +477,62 @@ static void cli_bench_forks_modes_3_and_5(void **state)
         unsetenv("LD_LIBRARY_PATH");
     free(saved);
     unsetenv("CUDAG_FAKE_PATH_TIME");
+}
+
+/* Against the fake driver, with the real NVRTC and a compile cache of its
+ * own: `cudag run` of the user-kernel example says on its host line that
+ * module 'mine' was compiled the first time and read from the cache the
+ * second, with its time, and --json says the same per module. */
+static void cli_run_says_compiled_or_cache(void **state)
+{
+    (void)state;
+    const char *dir = getenv("CUDAG_FAKE_CUDA_DIR");
+    if (!dir) {
+        print_message("no fake driver in this build (no CUDA toolkit)\n");
+        return;
+    }
+    char cache[256];
+    assert_int_equal(tmkdir_in(cache, sizeof cache, "cli-cache"), 0);
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%s", dir, old ? ":" : "", old ? old : "");
+    char *saved = old ? strdup(old) : NULL;
+    assert_int_equal(setenv("LD_LIBRARY_PATH", path, 1), 0);
+    assert_int_equal(setenv("CUDAG_CACHE_DIR", cache, 1), 0);
+    result *r = RUN("run", "--iters", "2", "--warmup", "1", "-D", "N=1024",
+                    "graphs/user_kernels.yaml");
+    if (r->status != 0 && strstr(r->err, "NVRTC")) {
+        print_message("skipped: %s", r->err);
+    } else {
+        assert_int_equal(r->status, 0);
+        const char *host = strstr(r->out, "host (ms): parse+check ");
+        assert_non_null(host);
+        const char *at = strstr(host, " (mine: compiled ");
+        assert_non_null(at);
+        assert_true(at < strchr(host, '\n'));
+        assert_non_null(strstr(at, ")  alloc "));
+        r = RUN("run", "--iters", "2", "--warmup", "1", "-D", "N=1024",
+                "graphs/user_kernels.yaml");
+        assert_int_equal(r->status, 0);
+        assert_non_null(strstr(r->out, " (mine: cache "));
+        r = RUN("run", "--json", "--iters", "2", "--warmup", "1", "-D",
+                "N=1024", "graphs/user_kernels.yaml");
+        assert_int_equal(r->status, 0);
+        assert_non_null(strstr(r->out, "\"modules\": [{\"name\": \"mine\", "
+                                       "\"origin\": \"cache\", \"load_ms\": "));
+        /* A graph of files only: nothing to say on the host line. */
+        r = RUN("run", "--iters", "2", "--warmup", "1", "graphs/single.yaml");
+        assert_int_equal(r->status, 0);
+        assert_non_null(strstr(r->out, "host (ms): parse+check "));
+        assert_null(strstr(r->out, "compiled"));
+    }
+    unsetenv("CUDAG_CACHE_DIR");
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(saved);
+    assert_int_equal(trm_tree(cache), 0);
 }
 
 /* Against the fake driver with CUDAG_FAKE_RUNAWAY (a while loop that does
@@ -810,6 +890,7 @@ int main(void)
         cmocka_unit_test(cli_counts_are_singular_for_one),
         cmocka_unit_test(cli_plan_json_has_the_schedule),
         cmocka_unit_test(cli_run_options_and_json_failures),
+        cmocka_unit_test(cli_run_says_compiled_or_cache),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

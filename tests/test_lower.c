@@ -448,14 +448,16 @@ static void lower_long_paths_are_reported_whole(void **state)
              CUDAG_PATH_MAX + 1, CUDAG_PATH_MAX - 1, dir, dir + strlen(dir) - 31);
     assert_string_equal(err.message, want);
     /* The same name as a child graph's file, at the node's graph value. */
-    snprintf(text, sizeof text, "cudag: 1\nnodes:\n  c: {graph: %s/inc.yaml}\n",
+    snprintf(text, sizeof text,
+             "cudag: 1\nbuffers: {x: {type: f32, count: 1}}\nnodes:\n"
+             "  c: {graph: %s/inc.yaml}\n",
              dir + strlen(root) + 1);
     twrite(root, "child.yaml", text);
     snprintf(top, sizeof top, "%s/child.yaml", root);
     assert_int_equal(cudag_load_file(top, NULL, &g, &err), CUDAG_ELIMIT);
     assert_null(g);
     assert_string_equal(err.file, top);
-    assert_int_equal(err.line, 3);
+    assert_int_equal(err.line, 4);
     assert_int_equal(err.column, 14);
     assert_string_equal(err.message, want);
     snprintf(top, sizeof top, "%s/x.yaml", dir);

@@ -226,6 +226,15 @@ static void modules_source_loaded_from_memory(void **state)
                                        NULL),
                      CUDAG__CODE_CUBIN);
     assert_int_equal(x->code.compiled, 1);
+    /* The public view of it (what `cudag run` shows): compiled, timed. */
+    cudag_module_stats ms;
+    assert_int_equal(cudag_exec_module_count(x), 1);
+    assert_int_equal(cudag_exec_module_stats(x, 0, &ms), CUDAG_OK);
+    assert_string_equal(ms.name, "mine");
+    assert_int_equal(ms.origin, CUDAG_MODULE_COMPILED);
+    assert_true(ms.load_ns > 0);
+    assert_int_equal(cudag_exec_module_stats(x, 1, &ms), CUDAG_ERANGE);
+    assert_int_equal(cudag_exec_module_stats(NULL, 0, &ms), CUDAG_EINVAL);
     /* Parameter counts came from the code: no question past the last. */
     assert_int_equal(F.probes_past_end, 0);
     /* offset_pdl's wait is in its PTX: its programmatic edge stays. */
@@ -242,6 +251,8 @@ static void modules_source_loaded_from_memory(void **state)
     assert_int_equal(rc, CUDAG_OK);
     assert_int_equal(x->code.cached, 1);
     assert_int_equal(x->code.compiled, 0);
+    assert_int_equal(cudag_exec_module_stats(x, 0, &ms), CUDAG_OK);
+    assert_int_equal(ms.origin, CUDAG_MODULE_CACHED);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
     cudag_graph_destroy(g);

@@ -125,6 +125,14 @@ class cudag_exec_stats(Structure):
     ]
 
 
+class cudag_module_stats(Structure):
+    _fields_ = [("name", c_char_p), ("origin", c_int), ("load_ns", c_uint64)]
+
+
+# cudag_module_origin, by value.
+MODULE_ORIGINS = ("unused", "file", "compiled", "cache")
+
+
 # ---- constants (cudag.h) ---------------------------------------------------
 
 OK = 0
@@ -231,6 +239,9 @@ _PROTOTYPES = {
     "cudag_exec_set_var": (c_int, [_exec_p, c_char_p, c_int64, _err_p]),
     "cudag_exec_set_var_float": (c_int, [_exec_p, c_char_p, c_double, _err_p]),
     "cudag_exec_get_stats": (c_int, [_exec_p, POINTER(cudag_exec_stats)]),
+    "cudag_exec_module_count": (c_size_t, [_exec_p]),
+    "cudag_exec_module_stats": (c_int, [_exec_p, c_size_t,
+                                        POINTER(cudag_module_stats)]),
 }
 
 

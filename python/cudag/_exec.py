@@ -131,6 +131,23 @@ class Exec(Closable):
             raise self._fail()
         return {k: getattr(st, k) for k, _ in C.cudag_exec_stats._fields_}
 
+    @property
+    def modules(self) -> list:
+        """Per module of the graph: its name, where its code came from
+        ("file", "compiled" by NVRTC, read from the compile "cache", or
+        "unused") and the host time that took (ns)."""
+        if self._h is None:
+            raise self._fail()
+        out = []
+        for i in range(lib.cudag_exec_module_count(self._h)):
+            st = C.cudag_module_stats()
+            if lib.cudag_exec_module_stats(self._h, i, byref(st)):
+                raise self._fail()
+            out.append({"name": st.name.decode(),
+                        "origin": C.MODULE_ORIGINS[st.origin],
+                        "load_ns": st.load_ns})
+        return out
+
     # ---- changes without re-instantiation -------------------------------------
 
     def set_arg(self, node: str, index: int, value) -> None:

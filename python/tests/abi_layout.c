@@ -53,6 +53,9 @@ int main(void)
     AT(cudag_exec_stats, alloc_ns), AT(cudag_exec_stats, build_ns);
     AT(cudag_exec_stats, instantiate_ns);
     AT(cudag_exec_stats, downgraded_edges);
+    SIZE(cudag_module_stats);
+    AT(cudag_module_stats, name), AT(cudag_module_stats, origin);
+    AT(cudag_module_stats, load_ns);
     /* The enumerations the package names by value. */
     printf("CUDAG_TYPE_F64 %d\nCUDAG_TYPE_PTR %d\n", CUDAG_TYPE_F64,
            CUDAG_TYPE_PTR);
@@ -64,5 +67,9 @@ int main(void)
            "CUDAG_NVTX %u\n",
            (unsigned)CUDAG_NO_PDL, (unsigned)CUDAG_STRICT,
            (unsigned)CUDAG_WERROR, (unsigned)CUDAG_NVTX);
+    printf("CUDAG_MODULE_UNUSED %d\nCUDAG_MODULE_FILE %d\n"
+           "CUDAG_MODULE_COMPILED %d\nCUDAG_MODULE_CACHED %d\n",
+           CUDAG_MODULE_UNUSED, CUDAG_MODULE_FILE, CUDAG_MODULE_COMPILED,
+           CUDAG_MODULE_CACHED);
     return 0;
 }

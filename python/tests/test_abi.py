@@ -20,6 +20,7 @@ STRUCTS = {
     "cudag_arg": C.cudag_arg, "cudag_dim3": C.cudag_dim3,
     "cudag_plan_info": C.cudag_plan_info, "cudag_value": C.cudag_value,
     "cudag_exec_stats": C.cudag_exec_stats,
+    "cudag_module_stats": C.cudag_module_stats,
 }
 CONSTANTS = {
     "CUDAG_TYPE_F64": C.TYPE_F64, "CUDAG_TYPE_PTR": C.TYPE_PTR,
@@ -28,6 +29,10 @@ CONSTANTS = {
     "CUDAG_ETIMEOUT": C.ETIMEOUT,
     "CUDAG_NO_PDL": C.NO_PDL, "CUDAG_STRICT": C.STRICT,
     "CUDAG_WERROR": C.WERROR, "CUDAG_NVTX": C.NVTX,
+    "CUDAG_MODULE_UNUSED": C.MODULE_ORIGINS.index("unused"),
+    "CUDAG_MODULE_FILE": C.MODULE_ORIGINS.index("file"),
+    "CUDAG_MODULE_COMPILED": C.MODULE_ORIGINS.index("compiled"),
+    "CUDAG_MODULE_CACHED": C.MODULE_ORIGINS.index("cache"),
 }
 
 

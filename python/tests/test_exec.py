@@ -186,6 +186,11 @@ def test_stats_and_instantiate_errors(fake):
         assert set(st) == {"driver_ns", "load_ns", "alloc_ns", "build_ns",
                            "instantiate_ns", "downgraded_edges"}
         assert st["downgraded_edges"] == 0
+        # The kernels' fatbin was loaded from its file; nothing compiled.
+        mods = exe.modules
+        assert "file" in [m["origin"] for m in mods]
+        assert {m["origin"] for m in mods} <= {"file", "unused"}
+        assert all(m["load_ns"] > 0 for m in mods if m["origin"] == "file")
     with pytest.raises(cudag.Error) as e:
         g.instantiate(device=3)
     assert e.value.message == "there is no CUDA device 3 (this machine has 1)"

@@ -46,7 +46,9 @@ typedef struct summary {
 static const char help[] =
     "Usage: %s run [OPTIONS] FILE\n"
     "Build the graph, instantiate it on a GPU, replay it and report per-replay\n"
-    "times (CUDA events), host stage times and a checksum of every buffer.\n"
+    "times (CUDA events), host stage times (saying whether each CUDA source\n"
+    "module was compiled or read from the compile cache) and a checksum of\n"
+    "every buffer.\n"
     "\nOptions:\n"
     "  --iters N         timed replays (default 100)\n"
     "  --warmup N        untimed replays first (default 10)\n"
@@ -235,6 +237,41 @@ static int summarise(cli *c, cudag_exec *x, const cudag_graph *g, size_t b,
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
+/* Where each source module's code came from, and its time: NVRTC's
+ * compile is most of a first run's load, a cache hit a millisecond. */
+static const char *origin_word(cudag_module_origin o)
+{
+    switch (o) {
+    case CUDAG_MODULE_FILE:
+        return "file";
+    case CUDAG_MODULE_COMPILED:
+        return "compiled";
+    case CUDAG_MODULE_CACHED:
+        return "cache";
+    default:
+        return "unused";
+    }
+}
+
+/* " (user: compiled 812.345)" after the load time, for the source
+ * modules; nothing for a graph of files only. */
+static void print_sources(const cudag_exec *x)
+{
+    bool any = false;
+    for (size_t i = 0; i < cudag_exec_module_count(x); i++) {
+        cudag_module_stats st;
+        if (cudag_exec_module_stats(x, i, &st) != CUDAG_OK ||
+            (st.origin != CUDAG_MODULE_COMPILED &&
+             st.origin != CUDAG_MODULE_CACHED))
+            continue;
+        printf("%s%s: %s %.3f", any ? ", " : " (", st.name,
+               origin_word(st.origin), ms(st.load_ns));
+        any = true;
+    }
+    if (any)
+        printf(")");
+}
+
 static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
                        const run_opts *o, const measured *m, const summary *s,
                        size_t ns)
@@ -280,9 +317,10 @@ static void print_text(const cli *c, const cudag_graph *g, const cudag_exec *x,
                                                   : " (try --device-launch)");
         printf("\n");
     }
-    printf("host (ms): parse+check %.3f  driver %.3f  load %.3f  alloc %.3f  "
-           "build %.3f  instantiate %.3f\n",
-           ms(m->parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
+    printf("host (ms): parse+check %.3f  driver %.3f  load %.3f",
+           ms(m->parse_ns), ms(st.driver_ns), ms(st.load_ns));
+    print_sources(x);
+    printf("  alloc %.3f  build %.3f  instantiate %.3f\n", ms(st.alloc_ns),
            ms(st.build_ns), ms(st.instantiate_ns));
     for (size_t i = 0; i < ns; i++) {
         if (!s[i].ok)
@@ -347,9 +385,19 @@ static void print_json(const cli *c, const cudag_graph *g, const cudag_exec *x,
         printf("null");
     printf(", \"host_ms\": {\"parse_check\": %.6f, \"driver\": %.6f, "
            "\"load\": %.6f, \"alloc\": %.6f, \"build\": %.6f, "
-           "\"instantiate\": %.6f}, \"buffers\": [",
+           "\"instantiate\": %.6f}, \"modules\": [",
            ms(m->parse_ns), ms(st.driver_ns), ms(st.load_ns), ms(st.alloc_ns),
            ms(st.build_ns), ms(st.instantiate_ns));
+    for (size_t i = 0; i < cudag_exec_module_count(x); i++) {
+        cudag_module_stats mst;
+        if (cudag_exec_module_stats(x, i, &mst) != CUDAG_OK)
+            continue;
+        printf("%s{\"name\": ", i ? ", " : "");
+        cli_json_string(stdout, mst.name);
+        printf(", \"origin\": \"%s\", \"load_ms\": %.6f}",
+               origin_word(mst.origin), ms(mst.load_ns));
+    }
+    printf("], \"buffers\": [");
     bool sep = false;
     for (size_t i = 0; i < ns; i++) {
         if (!s[i].ok)
