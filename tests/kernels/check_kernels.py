@@ -9,8 +9,8 @@ For the manifest (cudag_kernels.yaml) against the sm_90 PTX:
     griddepcontrol.launch_dependents; a kernel declared without it contains
     no wait; no kernel uses non-coherent loads (ld.global.nc, i.e. __ldg or
     const __restrict__), which could be hoisted above the wait;
-  * every bulk-copy kernel (module cudag, not util_*, cond_*, jacobi_*, not
-    *_vec) contains cp.async.bulk, and no *_vec kernel does.
+  * every bulk-copy kernel (module cudag, not util_*, cond_*, jacobi_*,
+    llama_*, not *_vec) contains cp.async.bulk, and no *_vec kernel does.
 For legacy.yaml against legacy_sm80.ptx: the kernel exists with its
 parameters, the PTX targets sm_80, and it contains no griddepcontrol at all
 (the point of that module).
@@ -115,8 +115,10 @@ def parse_ptx(path):
 
 def is_bulk_kernel(name):
     """The streaming kernels: not the utilities, the condition setters, the
-    stencil, or the plain _vec variants."""
-    return (not name.startswith(('util_', 'cond_', 'jacobi_'))
+    stencil, the plain _vec variants, or the Llama decode kernels (GEMVs whose
+    weight rows are read by many warps at once, each a few 16-byte chunks
+    ahead: registers, not a bulk copy into shared memory, keep HBM busy)."""
+    return (not name.startswith(('util_', 'cond_', 'jacobi_', 'llama_'))
             and not name.endswith('_vec'))
 
 

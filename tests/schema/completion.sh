@@ -67,7 +67,7 @@ mkdir sub
 touch a.yaml b.yml c.txt d.svg e.png f.dot "sp ace.yaml" sub/g.yaml
 
 shopt -u extglob
-all_run=(-D -I --Werror --max-errors --no-pdl --device-launch --gate --no-cache --strict --nvtx --device -q --help
+all_run=(-D -I --Werror --max-errors --no-pdl --device-launch --gate --no-cache --strict --nvtx --device --timeout -q --help
     --iters --warmup --dump --json)
 mapfile -t long_run < <(printf '%s\n' "${all_run[@]}" | grep -e '^--')
 
@@ -77,7 +77,7 @@ expect "b" bench
 expect "-" --help --version
 expect "run -" "${all_run[@]}"
 expect "run --" "${long_run[@]}"
-expect "bench --" --Werror --max-errors --no-pdl --device-launch --gate --no-cache --strict --nvtx --device --help --iters --warmup --host-repeats --json
+expect "bench --" --Werror --max-errors --no-pdl --device-launch --gate --no-cache --strict --nvtx --device --timeout --help --iters --warmup --host-repeats --json
 expect "dot -" -D -I --Werror --strict --max-errors -q --help -o --render --no-critical --no-clusters
 expect "plan --j" --json
 expect "plan --" --Werror --strict --max-errors --help --json
@@ -90,6 +90,7 @@ expect "dot -o ''" f.dot sub
 expect "run -I ''" sub
 expect "run --iters ''"
 expect "run --device ''"
+expect "run --timeout ''"
 expect "help ''" check dot plan run bench cache
 expect "help run ''"
 expect "run -D N = 4 ''" a.yaml b.yml "sp ace.yaml" sub

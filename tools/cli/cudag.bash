@@ -11,7 +11,7 @@
 
 _cudag_commands="check dot plan run bench cache help"
 _cudag_common_opts="-D -I --Werror --strict --max-errors -q --help"
-_cudag_gpu_opts="--no-pdl --device-launch --gate --no-cache --nvtx --device"
+_cudag_gpu_opts="--no-pdl --device-launch --gate --no-cache --nvtx --device --timeout"
 
 # Prints the options of subcommand $1 besides the common ones.
 _cudag_cmd_opts()
@@ -28,7 +28,7 @@ _cudag_cmd_opts()
 _cudag_takes_value()
 {
     case $1 in
-        -D | -I | --max-errors | --device | -o | --render | --iters | --warmup | --host-repeats | --dump) return 0 ;;
+        -D | -I | --max-errors | --device | --timeout | -o | --render | --iters | --warmup | --host-repeats | --dump) return 0 ;;
     esac
     return 1
 }
@@ -64,7 +64,7 @@ _cudag_value()
         --render) _cudag_files "$cur" '*.@(svg|png)' ;;
         -o) _cudag_files "$cur" '*.@(dot|gv)' ;;
         # -D NAME=VALUE, --dump BUF=PATH (names from the graph), numbers.
-        -D | --dump | --max-errors | --device | --iters | --warmup | --host-repeats) ;;
+        -D | --dump | --max-errors | --device | --timeout | --iters | --warmup | --host-repeats) ;;
         *) return 1 ;;
     esac
     return 0
