@@ -351,7 +351,7 @@ static fake_graph *fake_clone(const fake_graph *src)
         }
         for (unsigned b = 0; cond && b < n->cnd.size && b < FAKE_MAXB; b++)
             if (src->nodes[i]->body[b] &&
-                !(n->body[b] = fake_clone(
+                !(n->body[b] = (CUgraph)fake_clone(
                       (const fake_graph *)src->nodes[i]->body[b]))) {
                 fake_graph_free(g);
                 return NULL;
