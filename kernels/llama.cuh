@@ -165,8 +165,9 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
 /* --- GEMV tunables ---------------------------------------------------------
  * One configuration per GEMV kernel (LL_CFG_QKV, LL_CFG_GU, LL_CFG_RES,
  * LL_CFG_HEAD below); tools/bench/gemv_sweep.cu measures the candidates.
- *   P        rotate_half / gate-up / adjacent pairs of rows per warp (R = 2P
- *            rows share each activation chunk)
+ *   P, PB    rotate_half / gate-up / adjacent pairs of rows per warp (R = 2P
+ *            rows share each activation chunk): batch 1 (P) and the batch
+ *            body (PB; its LL_MAXB sums per row cap it at 1 in 128 registers)
  *   U, UB    16-byte chunks per row and lane loaded per step, before any is
  *            used: batch 1 (U) and the batch body (UB); U·R·16 bytes per lane
  *            in flight
@@ -187,9 +188,9 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
  * correct: the graph may launch a whole number of waves instead of one tile
  * per block. */
 template <int P_, int U_, int UB_, int KS_, int THREADS_, int MINB_, int SA_,
-          bool PFW_, bool DB_>
+          bool PFW_, bool DB_, int PB_ = 1>
 struct LlCfg {
-    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_;
+    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_, PB = PB_;
     static constexpr int THREADS = THREADS_, MINB = MINB_, SA = SA_;
     static constexpr bool PFW = PFW_, DB = DB_;
 };
@@ -218,7 +219,7 @@ typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
 /* Shared memory of one GEMV block. */
 template <class C> struct LlSmem {
     float rs[LL_MAXB];
-    float red[C::KS > 1 ? (C::THREADS / 32) * 2 * C::P * LL_MAXB : 1];
+    float red[C::KS > 1 ? (C::THREADS / 32) * 2 * (C::P > C::PB ? C::P : C::PB) * LL_MAXB : 1];
     alignas(16) bf16 sa[C::SA > 0 ? C::SA : 8];
 };
 
@@ -252,11 +253,11 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, bf16 *sa)
  * compile-time constants only.  The first step's loads go before
  * griddepcontrol.wait (PFW); then the dependents are triggered at once, the
  * row scales computed (A.g set) and the rows staged in shared memory (SA). */
-template <class C, int MB, int U, class Body>
+template <class C, int P, int MB, int U, class Body>
 __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                                              LlSmem<C> &sm)
 {
-    constexpr int P = C::P, R = 2 * P, KS = C::KS;
+    constexpr int R = 2 * P, KS = C::KS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int kg = warp % KS, rg = warp / KS;
     const int G = (blockDim.x >> 5) / KS;
@@ -379,15 +380,15 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
 }
 
 /* A GEMV kernel's body: the shared memory, and batch 1 with a body of its
- * own (U chunks per row in flight) or up to LL_MAXB rows (UB). */
+ * own (P pairs, U chunks per row in flight) or up to LL_MAXB rows (PB, UB). */
 template <class C, class Body>
 __device__ __forceinline__ void ll_run(const Body &body, float eps)
 {
     __shared__ LlSmem<C> sm;
     if (body.B <= 1)
-        ll_gemv_grid<C, 1, C::U>(body, body.B, eps, sm);
+        ll_gemv_grid<C, C::P, 1, C::U>(body, body.B, eps, sm);
     else
-        ll_gemv_grid<C, LL_MAXB, C::UB>(body, body.B, eps, sm);
+        ll_gemv_grid<C, C::PB, LL_MAXB, C::UB>(body, body.B, eps, sm);
 }
 
 /* --- RoPE -------------------------------------------------------------- */
