@@ -366,7 +366,9 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                     }
             __syncthreads();
         }
-        if (kg == 0 && lane == 0)
+        /* (a block of warps not a multiple of KS: the spare warps' units
+         * belong to the next tile, and res adds in place) */
+        if (kg == 0 && lane == 0 && rg < G)
 #pragma unroll
             for (int p = 0; p < P; ++p)
                 if (ub + p < nu)

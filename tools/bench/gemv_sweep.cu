@@ -326,6 +326,9 @@ static void poison(const Bufs &d, int s, int B)
     case SHEAD: CK(cudaMemset(d.logits, 0xff, (size_t)B * V * 2)); break;
     default: break; /* in place on x: the reference adds x0 */
     }
+    /* the copies ran on the legacy stream, the kernels run on a
+     * non-blocking one */
+    CK(cudaDeviceSynchronize());
 }
 
 static double rel_err(const std::vector<float> &got, const std::vector<float> &ref)
