@@ -274,9 +274,9 @@ KERNEL_LLC(LL_CFG_HEAD) llama_head_bf16(const bf16 *x, const bf16 *norm, const b
 KERNEL_LL llama_attn_bf16(const bf16 *q, const bf16 *kcache,
                           const bf16 *vcache, const int *pos, float *part,
                           int *cnt, bf16 *out, int B, int NH, int NKV, int HD,
-                          int CTX, int S)
+                          int CTX, int S, const bf16 *pf0, const bf16 *pf1, int pfn)
 {
-    const LlAttn k{q, kcache, vcache, pos, part, cnt, out, B, NH, NKV, HD, CTX, S};
+    const LlAttn k{q, kcache, vcache, pos, part, cnt, out, B, NH, NKV, HD, CTX, S, pf0, pf1, pfn};
     k.run();
 }
 

@@ -681,6 +681,16 @@ template <bool RES> struct LlRows {
  * only argmax, its last kernel, writes pos), so a block reads pos and loads
  * its first split's keys and values below pos before griddepcontrol.wait;
  * after it, only q and the row at pos (this step's llama_qkv's) remain. */
+/* Shared memory of one attention block: q of the kv head's G query heads,
+ * the scores of a split, each warp's sums, each head's max and sum. */
+struct LlAttnSmem {
+    float sq[LL_MAXG][128 + 4];
+    float ss[LL_MAXG][LL_MAXS];
+    float so[LL_AW][LL_MAXG][128];
+    float sm[LL_MAXG], sl[LL_MAXG];
+    int last;
+};
+
 struct LlAttn {
     const bf16 *q, *kc, *vc;
     const int *pos;
@@ -688,10 +698,43 @@ struct LlAttn {
     int *cnt;
     bf16 *out;
     int B, NH, NKV, HD, CTX, S;
+    const bf16 *pf0, *pf1; /* two ranges of pfn bytes each to prefetch into L2 */
+    int pfn;
+
+    /* While the attention runs, the weights stream: the next GEMV's blocks
+     * can hold only their first loads (the output projection's: all of Wo),
+     * so the memory would idle for most of the attention.  Every block,
+     * active or not, asks L2 for its share of the two ranges (the graph
+     * names the start of the gate and the up rows of the MLP's gate/up,
+     * whose blocks then read them from L2). */
+    __device__ __forceinline__ void prefetch_l2(int n) const
+    {
+#if __CUDA_ARCH__ >= 900
+        /* The cache the attention reads keeps the memory busy too: each
+         * range gives up half its bytes (at KV 8 192 on the 1B shape, all:
+         * a fixed 4 MB made that step 2 % slower, H100 2026-11-26). */
+        const long long want = (long long)pfn - (long long)B * NKV * n * HD * (long long)sizeof(bf16);
+        if (want <= 0 || threadIdx.x != 0)
+            return;
+        const long long nb = (long long)gridDim.x * gridDim.y * gridDim.z;
+        const long long bi = ((long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+        const long long share = ((want + nb - 1) / nb + 15) & ~15ll;
+        const long long lo = bi * share, hi = lo + share < want ? lo + share : want;
+        if (lo >= hi)
+            return;
+        const char *r[2] = {reinterpret_cast<const char *>(pf0), reinterpret_cast<const char *>(pf1)};
+#pragma unroll
+        for (int k = 0; k < 2; ++k)
+            if (r[k])
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(r[k] + lo),
+                             "r"((unsigned)(hi - lo))
+                             : "memory");
+#endif
+    }
 
     /* Keys and values of the lane's LL_AU positions tb + u*stride + grp
      * that lie in [lo, hi). */
-    __device__ __forceinline__ void load_kv(float (&k)[LL_AU][8], float (&v)[LL_AU][8],
+    __device__ __forceinline__ void load_kv(uint4 (&k)[LL_AU], uint4 (&v)[LL_AU],
                                             long long base, int tb, int stride,
                                             int grp, int sub, int lo, int hi,
                                             bool with_v) const
@@ -700,9 +743,9 @@ struct LlAttn {
         for (int u = 0; u < LL_AU; ++u) {
             const int t = tb + u * stride + grp;
             if (t >= lo && t < hi) {
-                ld16(kc + base + (long long)t * HD + sub * 8, k[u]);
+                k[u] = *reinterpret_cast<const uint4 *>(kc + base + (long long)t * HD + sub * 8);
                 if (with_v)
-                    ld16(vc + base + (long long)t * HD + sub * 8, v[u]);
+                    v[u] = *reinterpret_cast<const uint4 *>(vc + base + (long long)t * HD + sub * 8);
             }
         }
     }
@@ -710,14 +753,15 @@ struct LlAttn {
     /* Split `split` of (b, kv) over positions [t0, t1) into its partial,
      * or, when it is the whole of 0..pos, straight into out.  With `pre`,
      * k and v already hold the first round's keys and values. */
-    __device__ __forceinline__ void split_part(float (&sq)[LL_MAXG][128 + 4],
-                                               float (&ss)[LL_MAXG][LL_MAXS],
-                                               float (&so)[LL_AW][LL_MAXG][128],
-                                               float *sm, float *sl,
-                                               float (&k)[LL_AU][8], float (&v)[LL_AU][8],
+    __device__ __forceinline__ void split_part(LlAttnSmem &a,
+                                               uint4 (&k)[LL_AU], uint4 (&v)[LL_AU],
                                                bool pre, int b, int kv, int split,
                                                int t0, int t1, int nw, bool whole) const
     {
+        float(&sq)[LL_MAXG][128 + 4] = a.sq;
+        float(&ss)[LL_MAXG][LL_MAXS] = a.ss;
+        float(&so)[LL_AW][LL_MAXG][128] = a.so;
+        float *sm = a.sm, *sl = a.sl;
         const int G = NH / NKV;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
         const int LPP = HD / 8, PPW = 32 / LPP;
@@ -735,6 +779,8 @@ struct LlAttn {
 #pragma unroll
                 for (int u = 0; u < LL_AU; ++u) {
                     const int t = tb + u * stride + grp;
+                    float kf[8];
+                    ll_unpack(k[u], kf);
 #pragma unroll
                     for (int g = 0; g < LL_MAXG; ++g) {
                         if (g >= G)
@@ -742,7 +788,7 @@ struct LlAttn {
                         float d = 0.0f;
 #pragma unroll
                         for (int e = 0; e < 8; ++e)
-                            d = fmaf(k[u][e], sq[g][sub * 8 + e], d);
+                            d = fmaf(kf[e], sq[g][sub * 8 + e], d);
                         for (int o = LPP / 2; o > 0; o >>= 1)
                             d += __shfl_xor_sync(0xffffffffu, d, o);
                         if (sub == 0 && t < t1)
@@ -773,7 +819,7 @@ struct LlAttn {
                     for (int u = 0; u < LL_AU; ++u) {
                         const int t = tb + u * stride + grp;
                         if (t < t1)
-                            ld16(vc + base + (long long)t * HD + sub * 8, v[u]);
+                            v[u] = *reinterpret_cast<const uint4 *>(vc + base + (long long)t * HD + sub * 8);
                     }
                 }
                 for (int g = 0; g < G; ++g) {
@@ -783,9 +829,11 @@ struct LlAttn {
                         const int t = tb + u * stride + grp;
                         if (t < t1) {
                             const float p = ss[g][t - t0];
+                            float vf[8];
+                            ll_unpack(v[u], vf);
 #pragma unroll
                             for (int e = 0; e < 8; ++e)
-                                acc[e] = fmaf(p, v[u][e], acc[e]);
+                                acc[e] = fmaf(p, vf[e], acc[e]);
                         }
                     }
 #pragma unroll
@@ -820,77 +868,79 @@ struct LlAttn {
         __syncthreads(); /* ss, so, sm and sl are the next split's */
     }
 
-    __device__ __forceinline__ void run() const
+    /* Positions 0..n-1 this step attends to (p: pos[0]), in nact splits of
+     * per positions for nblk blocks per (b, kv): a multiple of 16 (whole
+     * lane groups) in [S, LL_MAXS], the fewest that cover n in one pass of
+     * the blocks; past one round of loads (LL_AU per lane group) a split
+     * takes several rounds, which beat a second split per block (H100:
+     * 1 468 against 1 523 us a step at KV 8 192). */
+    __device__ __forceinline__ void layout(int p, int nblk, int &n, int &per,
+                                           int &nact) const
     {
-        __shared__ float sq[LL_MAXG][128 + 4];
-        __shared__ float ss[LL_MAXG][LL_MAXS];
-        __shared__ float so[LL_AW][LL_MAXG][128];
-        __shared__ float sm[LL_MAXG], sl[LL_MAXG];
-        __shared__ bool last;
-        const int G = NH / NKV;
-        const int kv = blockIdx.y, b = blockIdx.z;
-        if (G > LL_MAXG || HD > 128 || HD % 8 || S < 1 || S > LL_MAXS) {
-            pdl_wait();
-            pdl_launch_dependents();
-            return;
+        n = p + 1 < CTX ? p + 1 : CTX;
+        per = ((n + nblk - 1) / nblk + 15) & ~15;
+        per = per < S ? S : per > LL_MAXS ? LL_MAXS : per;
+        nact = (n + per - 1) / per;
+    }
+
+    /* The lane's keys and values of the first round of split xs, those
+     * below `mine` (below pos: written by earlier launches) with before,
+     * the rest without. */
+    __device__ __forceinline__ void first_round(uint4 (&k)[LL_AU], uint4 (&v)[LL_AU],
+                                                int b, int kv, int xs, int p, int n,
+                                                int per, bool before) const
+    {
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        const int nw = blockDim.x >> 5 < LL_AW ? blockDim.x >> 5 : LL_AW;
+        const int LPP = HD / 8, PPW = 32 / LPP;
+        const long long base = ((long long)b * NKV + kv) * CTX * HD;
+        const int t0 = xs * per, t1 = t0 + per < n ? t0 + per : n;
+        const int mine = p < CTX ? p : n; /* first position written upstream */
+        if (warp < nw) {
+            if (before)
+                load_kv(k, v, base, t0 + warp * PPW, nw * PPW, lane / LPP, lane % LPP,
+                        t0, t1 < mine ? t1 : mine, true);
+            else
+                load_kv(k, v, base, t0 + warp * PPW, nw * PPW, lane / LPP, lane % LPP,
+                        mine, t1, true);
         }
+    }
+
+    /* After griddepcontrol.wait, by block slot xs of nblk for (b, kv), with
+     * k and v holding its first round below pos: the splits xs, xs + nblk,
+     * ... into partials, then, by the last of the (b, kv)'s slots to get
+     * here, their combination into out.  True in the block that wrote
+     * (b, kv)'s rows of out.  Every thread calls it. */
+    __device__ __forceinline__ bool finish(LlAttnSmem &a, uint4 (&k)[LL_AU],
+                                           uint4 (&v)[LL_AU], int b, int kv,
+                                           int xs, int nblk, int p, int n, int per,
+                                           int nact) const
+    {
+        const int G = NH / NKV;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
         const int nw = blockDim.x >> 5 < LL_AW ? blockDim.x >> 5 : LL_AW;
-        const int LPP = HD / 8, PPW = 32 / LPP, stride = nw * PPW;
-        const int grp = lane / LPP, sub = lane % LPP;
-        const int p = pos[0];
-        const int n = p + 1 < CTX ? p + 1 : CTX;
-        /* positions per split: a multiple of 16 (whole lane groups) in
-         * [S, LL_MAXS]; past one round of loads (LL_AU per lane group) a
-         * split takes several rounds, which beat a second split per block
-         * (H100: 1 468 against 1 523 us a step at KV 8 192) */
-        int per = ((n + (int)gridDim.x - 1) / (int)gridDim.x + 15) & ~15;
-        per = per < S ? S : per > LL_MAXS ? LL_MAXS : per;
-        const int nact = (n + per - 1) / per;
-        if ((int)blockIdx.x >= nact) {
-            pdl_launch_dependents(); /* nothing upstream is touched */
-            return;
-        }
-        /* The first split's keys and values below pos, before the wait;
-         * the row at pos (p < CTX) is this step's, loaded after it. */
-        const long long base = ((long long)b * NKV + kv) * CTX * HD;
-        const int t0 = blockIdx.x * per, t1 = t0 + per < n ? t0 + per : n;
-        const int mine = p < CTX ? p : n; /* first position written upstream */
-        float k[LL_AU][8], v[LL_AU][8];
-#pragma unroll
-        for (int u = 0; u < LL_AU; ++u)
-#pragma unroll
-            for (int e = 0; e < 8; ++e)
-                k[u][e] = v[u][e] = 0.0f;
-        if (warp < nw)
-            load_kv(k, v, base, t0 + warp * PPW, stride, grp, sub, t0,
-                    t1 < mine ? t1 : mine, true);
-        pdl_wait();
-        pdl_launch_dependents();
-        if (warp < nw)
-            load_kv(k, v, base, t0 + warp * PPW, stride, grp, sub, mine, t1, true);
+        first_round(k, v, b, kv, xs, p, n, per, false);
         for (int e = tid; e < G * HD; e += blockDim.x)
-            sq[e / HD][e % HD] =
+            a.sq[e / HD][e % HD] =
                 __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
         __syncthreads();
-        for (int split = blockIdx.x; split < nact; split += gridDim.x) {
+        for (int split = xs; split < nact; split += nblk) {
             const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
-            split_part(sq, ss, so, sm, sl, k, v, split == (int)blockIdx.x, b, kv,
-                       split, s0, s1, nw, nact == 1);
+            split_part(a, k, v, split == xs, b, kv, split, s0, s1, nw, nact == 1);
         }
         if (nact == 1)
-            return; /* no partials: nothing to combine */
+            return true; /* no partials: nothing to combine */
         /* The last block of (b, kv) to get here combines every split. */
-        const int nblk = nact < (int)gridDim.x ? nact : (int)gridDim.x;
+        const int nblk_kv = nact < nblk ? nact : nblk;
         __threadfence();
         __syncthreads();
         if (tid == 0) {
             const int done = atomicAdd(&cnt[b * NKV + kv], 1);
-            last = done == nblk - 1;
+            a.last = done == nblk_kv - 1;
         }
         __syncthreads();
-        if (!last)
-            return;
+        if (!a.last)
+            return false;
         __threadfence();
         const int nsmax = (CTX + S - 1) / S;
         const float *pb = part + ((long long)b * NH + kv * G) * nsmax * (HD + 2);
@@ -900,19 +950,19 @@ struct LlAttn {
              * each output element sums its nact partials with the loads
              * unrolled: a few round trips to L2 where a loop over splits
              * per element took two per split. */
-            float *lsum = &so[0][0][0];
+            float *lsum = &a.so[0][0][0];
             for (int i = tid; i < G * nact; i += blockDim.x) {
                 const int g = i / nact, s2 = i % nact;
                 const float *pp = pb + ((long long)g * nsmax + s2) * (HD + 2);
-                ss[g][s2] = __ldcg(pp + HD);
+                a.ss[g][s2] = __ldcg(pp + HD);
                 lsum[g * LL_MAXS + s2] = __ldcg(pp + HD + 1);
             }
             __syncthreads();
             for (int g = warp; g < G; g += blockDim.x >> 5) {
                 float L;
-                ll_warp_exp(ss[g], nact, lsum + g * LL_MAXS, &L);
+                ll_warp_exp(a.ss[g], nact, lsum + g * LL_MAXS, &L);
                 if (lane == 0)
-                    sl[g] = L;
+                    a.sl[g] = L;
             }
             __syncthreads();
             for (int e = tid; e < G * HD; e += blockDim.x) {
@@ -921,8 +971,8 @@ struct LlAttn {
                 float O = 0.0f;
 #pragma unroll 8
                 for (int s2 = 0; s2 < nact; ++s2)
-                    O = fmaf(ss[g][s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
-                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / sl[g]);
+                    O = fmaf(a.ss[g][s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
+                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / a.sl[g]);
             }
         } else {
             for (int e = tid; e < G * HD; e += blockDim.x) {
@@ -942,6 +992,41 @@ struct LlAttn {
         }
         if (tid == 0)
             cnt[b * NKV + kv] = 0; /* ready for the next layer */
+        __syncthreads(); /* a's arrays are the next slot's */
+        return true;
+    }
+
+    __device__ __forceinline__ bool valid() const
+    {
+        return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 1 && S <= LL_MAXS;
+    }
+
+    /* The kernel llama_attn_bf16: block (x, kv, b) is slot x of gridDim.x. */
+    __device__ __forceinline__ void run() const
+    {
+        __shared__ LlAttnSmem a;
+        const int kv = blockIdx.y, b = blockIdx.z;
+        if (!valid()) {
+            pdl_wait();
+            pdl_launch_dependents();
+            return;
+        }
+        const int p = pos[0];
+        int n, per, nact;
+        layout(p, (int)gridDim.x, n, per, nact);
+        prefetch_l2(n);
+        if ((int)blockIdx.x >= nact) {
+            pdl_launch_dependents(); /* nothing upstream is touched */
+            return;
+        }
+        uint4 k[LL_AU], v[LL_AU];
+#pragma unroll
+        for (int u = 0; u < LL_AU; ++u)
+            k[u] = v[u] = make_uint4(0, 0, 0, 0);
+        first_round(k, v, b, kv, blockIdx.x, p, n, per, true);
+        pdl_wait();
+        pdl_launch_dependents();
+        finish(a, k, v, b, kv, blockIdx.x, (int)gridDim.x, p, n, per, nact);
     }
 };
 
