@@ -710,9 +710,10 @@ struct LlAttn {
     __device__ __forceinline__ void prefetch_l2(int n) const
     {
 #if __CUDA_ARCH__ >= 900
-        /* The cache the attention reads keeps the memory busy too: each
-         * range gives up half its bytes (at KV 8 192 on the 1B shape, all:
-         * a fixed 4 MB made that step 2 % slower, H100 2026-11-26). */
+        /* The cache the attention reads keeps the memory busy too: the two
+         * ranges give up its bytes between them (on the 1B shape at KV
+         * 8 192, all of theirs: a fixed 4 MB each made that step 2 %
+         * slower, H100 2026-11-26). */
         const long long want = (long long)pfn - (long long)B * NKV * n * HD * (long long)sizeof(bf16);
         if (want <= 0 || threadIdx.x != 0)
             return;
@@ -909,9 +910,8 @@ struct LlAttn {
     /* After griddepcontrol.wait, by block slot xs of nblk for (b, kv), with
      * k and v holding its first round below pos: the splits xs, xs + nblk,
      * ... into partials, then, by the last of the (b, kv)'s slots to get
-     * here, their combination into out.  True in the block that wrote
-     * (b, kv)'s rows of out.  Every thread calls it. */
-    __device__ __forceinline__ bool finish(LlAttnSmem &a, uint4 (&k)[LL_AU],
+     * here, their combination into out.  Every thread calls it. */
+    __device__ __forceinline__ void finish(LlAttnSmem &a, uint4 (&k)[LL_AU],
                                            uint4 (&v)[LL_AU], int b, int kv,
                                            int xs, int nblk, int p, int n, int per,
                                            int nact) const
@@ -929,7 +929,7 @@ struct LlAttn {
             split_part(a, k, v, split == xs, b, kv, split, s0, s1, nw, nact == 1);
         }
         if (nact == 1)
-            return true; /* no partials: nothing to combine */
+            return; /* no partials: nothing to combine */
         /* The last block of (b, kv) to get here combines every split. */
         const int nblk_kv = nact < nblk ? nact : nblk;
         __threadfence();
@@ -940,7 +940,7 @@ struct LlAttn {
         }
         __syncthreads();
         if (!a.last)
-            return false;
+            return;
         __threadfence();
         const int nsmax = (CTX + S - 1) / S;
         const float *pb = part + ((long long)b * NH + kv * G) * nsmax * (HD + 2);
@@ -992,8 +992,6 @@ struct LlAttn {
         }
         if (tid == 0)
             cnt[b * NKV + kv] = 0; /* ready for the next layer */
-        __syncthreads(); /* a's arrays are the next slot's */
-        return true;
     }
 
     __device__ __forceinline__ bool valid() const
