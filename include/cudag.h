@@ -662,6 +662,19 @@ typedef struct cudag_plan_info {
 CUDAG_API int cudag_plan(const cudag_graph *g, cudag_plan_info *info,
                          char **text, cudag_error *err);
 
+/*
+ * The access sets of a checked graph (docs/language.md, "Access sets"), as
+ * `cudag plan --json` shows them: a JSON array with one object per node of
+ * the tree (the graph, then its bodies and child graphs, depth first),
+ *   {"node": NAME, "access": [{"buffer": B, "mode": "read" | "write" |
+ *    "read-write", "bytes": [LO, HI], "extent": "exact" | "to the end"
+ *    [, "by": INNER_NODE]}, ...]}
+ * into a new string *json freed with cudag_free().  CUDAG_ESTATE if the
+ * graph has not passed cudag_check(); CUDAG_EINVAL for a body.
+ */
+CUDAG_API int cudag_plan_access(const cudag_graph *g, char **json,
+                                cudag_error *err);
+
 /* Frees memory the library handed out (cudag_dot, cudag_plan text). */
 CUDAG_API void cudag_free(void *p);
 

@@ -15,6 +15,7 @@
  * "edge a -> b …"), because a graph built through the C API has no source
  * positions; a graph loaded from YAML gets the most precise position the IR
  * holds as well. */
+#include "access.h"
 #include "kind.h"
 
 #include <math.h>
@@ -869,6 +870,10 @@ int cudag__check(cudag_graph *g, cudag__diag *d)
         if (uses[i] == 0)
             cudag__check_warn(&c, CUDAG_ECHECK, g->buffers[i].pos,
                               "buffer '%s' is never used", g->buffers[i].name);
+    /* Races last: they need a graph without errors and its topology. */
+    if (c.first == CUDAG_OK && !cudag__check_full(&c) &&
+        !cudag__check_races(&c, &t, NULL))
+        goto oom;
     if (c.first == CUDAG_OK && !cudag__check_full(&c) && c.commit &&
         !number_tree(&c, g, &t))
         goto oom;

@@ -101,6 +101,10 @@ typedef struct cudag__sig {
      * buffer must have, NONE where any will do (void*, a declared ptr).
      * NULL when no parameter is typed. */
     cudag_type *pointee;
+    /* Per parameter: how the kernel uses a pointer's buffer (CUDAG__ACC_*
+     * of accset.h: `const T *` in source, `ptr.read` declared), 0 where
+     * nothing says (it may read and write).  NULL when none is known. */
+    uint8_t *access;
     bool pdl;                   /* the code waits before reading upstream data:
                                    declared, or seen in its code */
     /* What the CPU could see of the code: 1 it executes griddepcontrol.wait,
@@ -143,6 +147,8 @@ typedef struct cudag__arg {
     uint32_t buffer;            /* BUFFER: index into graph->buffers;
                                    COND: index into graph->conds */
     uint64_t offset;            /* BUFFER: elements */
+    uint64_t count;             /* BUFFER: elements the kernel may touch from
+                                   offset (`x + o: n`); 0 = to the end */
     int64_t i;                  /* INT */
     double f;                   /* FLOAT */
     cudag__pos pos;

@@ -1,0 +1,474 @@
+/* test_access.c — access sets and the race check (src/access.c): what each
+ * kind says a node touches, which pairs of nodes race and where the warning
+ * goes, and the proof by mutation: every edge of every shipped and test
+ * graph (and of random DAGs) removed in turn, the checker's verdict
+ * compared with a brute-force oracle that compares every pair of unordered
+ * nodes' byte ranges directly. */
+#include "common.h"
+#include "access.h"
+#include "kind.h"
+
+#include <dirent.h>
+#include <string.h>
+#include <time.h>
+
+#define HEAD                                                               \
+    "cudag: 1\nmodules: { m: k.fatbin }\n"                                 \
+    "kernels:\n"                                                           \
+    "  k: { params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true }\n"       \
+    "  r: { params: {x: ptr.read, y: ptr.read, a: f32, n: i64} }\n"        \
+    "  w: { params: {x: ptr.read, y: ptr.write, a: f32, n: i64} }\n"       \
+    "  s: { params: {x: ptr.read, c: cond} }\n"                            \
+    "vars: { N: 64 }\n"                                                    \
+    "buffers:\n"                                                           \
+    "  x: { type: f32, count: N }\n"                                       \
+    "  y: { type: f32, count: N }\n"
+#define KN(args) "{ kernel: k, grid: 1, block: 32, args: " args
+
+/* The race warnings in td. */
+static int nraces(const tdiag *td)
+{
+    int n = 0;
+    for (const char *p = td->text; (p = strstr(p, "warning: race: ")); p++)
+        n++;
+    return n;
+}
+
+/* Loads and checks yaml; the diagnostics into *td; the status. */
+static int load(const char *yaml, tdiag *td, unsigned flags,
+                cudag_graph **g)
+{
+    cudag_options o = topts(td, NULL);
+    o.flags |= flags;
+    cudag_error err;
+    *g = NULL;
+    return tload_opts(yaml, "a.yaml", &o, g, &err);
+}
+
+static void race_at_both_nodes(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_graph *g;
+    int rc = load(HEAD "nodes:\n"
+                       "  a: " KN("[x, y, 1.0, N] }") "\n"
+                       "  b: " KN("[y, x, 1.0, N] }") "\n",
+                  &td, 0, &g);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_int_equal(nraces(&td), 2);
+    assert_diag_contains(&td, "a.yaml:13:46: warning: race: node 'a' "
+                              "(read-write) and node 'b' (read-write) may "
+                              "run at the same time and both touch bytes "
+                              "[0, 256) of buffer 'x'");
+    assert_diag_contains(&td, "a.yaml:14:49: warning: race: node 'b'");
+    assert_diag_contains(&td, "(add 'after: [a]' to 'b'); the extent of "
+                              "node 'a' in buffer 'x' is unknown");
+    cudag_graph_destroy(g);
+    /* --strict makes it an error. */
+    rc = load(HEAD "nodes:\n"
+                   "  a: " KN("[x, y, 1.0, N] }") "\n"
+                   "  b: " KN("[y, x, 1.0, N] }") "\n",
+              &td, CUDAG_WERROR, &g);
+    assert_int_equal(rc, CUDAG_ECHECK);
+    assert_true(td.nerr >= 1);
+    cudag_graph_destroy(g);
+}
+
+/* Which pairs race: one case per line, the count of warnings expected. */
+static void which_pairs_race(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *nodes;
+        int warnings;
+    } cases[] = {
+        /* Ordered by a full or programmatic edge: no race. */
+        {"  a: " KN("[x, y, 1.0, N] }") "\n"
+         "  b: " KN("[y, x, 1.0, N], after: [a] }") "\n", 0},
+        {"  a: " KN("[x, y, 1.0, N] }") "\n"
+         "  b: " KN("[y, x, 1.0, N], after: [a: programmatic] }") "\n", 0},
+        /* A launch-order edge orders the launches, not memory. */
+        {"  a: " KN("[x, y, 1.0, N] }") "\n"
+         "  b: " KN("[y, x, 1.0, N], after: [a: launch_order] }") "\n", 2},
+        /* Two readers never race. */
+        {"  a: { kernel: r, grid: 1, block: 32, args: [x, y, 1.0, N] }\n"
+         "  b: { kernel: r, grid: 1, block: 32, args: [y, x, 1.0, N] }\n", 0},
+        /* A reader and a writer of y. */
+        {"  a: { kernel: r, grid: 1, block: 32, args: [x, y, 1.0, N] }\n"
+         "  b: { kernel: w, grid: 1, block: 32, args: [x, y, 1.0, N] }\n", 2},
+        /* Disjoint counts: no race; overlapping ones race. */
+        {"  a: " KN("[x: 32, y: 32, 1.0, N] }") "\n"
+         "  b: " KN("[x + 32: 32, y + 32: 32, 1.0, N] }") "\n", 0},
+        {"  a: " KN("[x: 33, y: 32, 1.0, N] }") "\n"
+         "  b: " KN("[x + 32: 32, y + 32: 32, 1.0, N] }") "\n", 2},
+        /* Memsets and memcpys are exact. */
+        {"  a: { memset: x, count: 32, value: 0 }\n"
+         "  b: { memset: x + 32, value: 1 }\n", 0},
+        {"  a: { memset: x, count: 33, value: 0 }\n"
+         "  b: { memcpy: y, from: x + 32, count: 4 }\n", 2},
+        /* A path through a third node orders them. */
+        {"  a: { memset: x, value: 0 }\n"
+         "  m: { memset: y, value: 0, after: [a] }\n"
+         "  b: { memset: x, value: 1, after: [m] }\n", 0},
+        /* The same node reading and writing one buffer is no race. */
+        {"  a: " KN("[x, x, 1.0, N] }") "\n", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[4096];
+        snprintf(yaml, sizeof yaml, "%snodes:\n%s", HEAD, cases[i].nodes);
+        tdiag td;
+        cudag_graph *g;
+        int rc = load(yaml, &td, 0, &g);
+        if (rc != CUDAG_OK || nraces(&td) != cases[i].warnings)
+            print_error("case %zu:\n%s\n%s", i, cases[i].nodes, td.text);
+        assert_int_equal(rc, CUDAG_OK);
+        assert_int_equal(nraces(&td), cases[i].warnings);
+        cudag_graph_destroy(g);
+    }
+}
+
+/* A body's node against the rest of the graph, named through its owner. */
+static void body_against_graph(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_graph *g;
+    int rc = load(HEAD "conditions: { c: { default: 0 } }\n"
+                       "nodes:\n"
+                       "  a: { memset: y, value: 0 }\n"
+                       "  loop:\n"
+                       "    while: c\n"
+                       "    body:\n"
+                       "      step: " KN("[x, y, 1.0, N] }") "\n"
+                       "      test: { kernel: s, grid: 1, block: 32, "
+                       "args: [x, c], after: [step] }\n",
+                  &td, 0, &g);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_diag_contains(&td, "race: node 'loop.step' (in 'loop') "
+                              "(read-write) and node 'a' (write)");
+    cudag_graph_destroy(g);
+}
+
+static void extent_checked(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_graph *g;
+    int rc = load(HEAD "nodes:\n  a: " KN("[x + 60: 5, y, 1.0, N] }") "\n",
+                  &td, 0, &g);
+    assert_int_not_equal(rc, CUDAG_OK);
+    assert_diag_contains(&td, "node 'a': argument 'x': 5 elements at offset "
+                              "60 are outside buffer 'x' (64 elements)");
+    rc = load(HEAD "nodes:\n  a: " KN("[x: 0, y, 1.0, N] }") "\n", &td, 0,
+              &g);
+    assert_int_not_equal(rc, CUDAG_OK);
+    assert_diag_contains(&td, "element count 0 must be at least 1");
+    rc = load(HEAD "nodes:\n  a: " KN("[x, y, 1.0: 2, N] }") "\n", &td, 0,
+              &g);
+    assert_int_not_equal(rc, CUDAG_OK);
+    assert_diag_contains(&td, "an element count (': N') follows a buffer "
+                              "argument only");
+    rc = load("cudag: 1\nmodules: { m: k.fatbin }\n"
+              "kernels:\n  k: { params: {x: ptr.maybe} }\nnodes: {}\n",
+              &td, 0, &g);
+    assert_int_not_equal(rc, CUDAG_OK);
+    assert_diag_contains(&td, "unknown access 'maybe' (a ptr parameter is "
+                              "ptr.read, ptr.write or ptr.rw)");
+}
+
+static void plan_lists_sets(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_graph *g;
+    int rc = load(HEAD "nodes:\n"
+                       "  a: { kernel: w, grid: 1, block: 32, "
+                       "args: [x + 4: 8, y, 1.0, N] }\n"
+                       "  b: { memcpy: y, from: x, count: 2, after: [a] }\n",
+                  &td, 0, &g);
+    assert_int_equal(rc, CUDAG_OK);
+    char *json = NULL;
+    cudag_error err;
+    assert_int_equal(cudag_plan_access(g, &json, &err), CUDAG_OK);
+    assert_string_equal(
+        json,
+        "[{\"node\": \"a\", \"access\": [{\"buffer\": \"x\", \"mode\": "
+        "\"read\", \"bytes\": [16, 48], \"extent\": \"exact\"}, "
+        "{\"buffer\": \"y\", \"mode\": \"write\", \"bytes\": [0, 256], "
+        "\"extent\": \"to the end\"}]}, "
+        "{\"node\": \"b\", \"access\": [{\"buffer\": \"x\", \"mode\": "
+        "\"read\", \"bytes\": [0, 8], \"extent\": \"exact\"}, "
+        "{\"buffer\": \"y\", \"mode\": \"write\", \"bytes\": [0, 8], "
+        "\"extent\": \"exact\"}]}]");
+    cudag_free(json);
+    cudag_graph_destroy(g);
+}
+
+/* ---- proof by mutation ----------------------------------------------------- */
+
+typedef struct tally {
+    unsigned graphs, edges, races, quiet, agree;
+} tally;
+
+/* The oracle's ordering: every memory-edge path, by a bitset closure in
+ * topological order (nodes of one graph only). */
+static uint64_t *closure(const cudag_graph *g, size_t *words)
+{
+    size_t w = ((size_t)g->nnodes + 63) / 64;
+    uint64_t *r = calloc((size_t)g->nnodes * w + 1, sizeof *r);
+    assert_non_null(r);
+    /* Repeat until nothing changes: no topological order is trusted. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t i = 0; i < g->nedges; i++) {
+            const cudag__edge *e = &g->edges[i];
+            if (!cudag__edge_orders_memory(g, e))
+                continue;
+            uint64_t *to = r + (size_t)e->to * w, *from = r + (size_t)e->from * w;
+            if (!(to[e->from / 64] >> (e->from % 64) & 1)) {
+                to[e->from / 64] |= UINT64_C(1) << (e->from % 64);
+                changed = true;
+            }
+            for (size_t k = 0; k < w; k++)
+                if ((to[k] | from[k]) != to[k]) {
+                    to[k] |= from[k];
+                    changed = true;
+                }
+        }
+    }
+    *words = w;
+    return r;
+}
+
+/* Does any pair of unordered nodes of g (or of any graph of its tree)
+ * touch overlapping bytes, one writing? */
+static bool oracle_race(const cudag_graph *g)
+{
+    size_t w;
+    uint64_t *r = closure(g, &w);
+    cudag__accset *sets = calloc((size_t)g->nnodes + 1, sizeof *sets);
+    assert_non_null(sets);
+    for (uint32_t v = 0; v < g->nnodes; v++)
+        cudag__node_access(&sets[v], g, v);
+    bool race = false;
+    for (uint32_t a = 0; a < g->nnodes && !race; a++)
+        for (uint32_t b = a + 1; b < g->nnodes && !race; b++) {
+            if (r[(size_t)b * w + a / 64] >> (a % 64) & 1 ||
+                r[(size_t)a * w + b / 64] >> (b % 64) & 1)
+                continue;
+            for (uint32_t i = 0; i < sets[a].n && !race; i++)
+                for (uint32_t j = 0; j < sets[b].n && !race; j++)
+                    race = cudag__access_conflict(&sets[a].a[i],
+                                                  &sets[b].a[j]);
+        }
+    for (uint32_t v = 0; v < g->nnodes; v++)
+        free(sets[v].a);
+    free(sets);
+    free(r);
+    for (uint32_t i = 0; i < g->nsubs && !race; i++)
+        race = oracle_race(g->subs[i]);
+    return race;
+}
+
+static void count_races(void *user, const cudag_error *e)
+{
+    if (strncmp(e->message, "race: ", 6) == 0)
+        ++*(unsigned *)user;
+}
+
+/* Checks g (its root); true when the checker reports a race. */
+static bool checker_race(cudag_graph *g)
+{
+    unsigned races = 0;
+    cudag_options o = topts(NULL, NULL);
+    o.diag = count_races;
+    o.diag_user = &races;
+    cudag__diag d;
+    cudag_error err;
+    cudag__diag_init(&d, &o, &err);
+    cudag__check(g, &d);
+    return races > 0;
+}
+
+/* Removes each edge of graph h (of root g) in turn and compares. */
+static void mutate_graph(cudag_graph *g, cudag_graph *h, tally *t)
+{
+    for (uint32_t i = 0; i < h->nedges; i++) {
+        cudag__edge saved = h->edges[i];
+        memmove(&h->edges[i], &h->edges[i + 1],
+                (h->nedges - i - 1) * sizeof *h->edges);
+        h->nedges--;
+        cudag__graph_touch(g);
+        t->edges++;
+        bool found = checker_race(g);
+        bool truth = oracle_race(g);
+        if (found)
+            t->races++;
+        else {
+            t->quiet++;
+            if (!truth)
+                t->agree++;
+            else
+                print_error("missed race in '%s' without edge %s -> %s\n",
+                            g->name, h->nodes[saved.from].name,
+                            h->nodes[saved.to].name);
+            assert_false(truth);
+        }
+        memmove(&h->edges[i + 1], &h->edges[i],
+                (h->nedges - i) * sizeof *h->edges);
+        h->edges[i] = saved;
+        h->nedges++;
+        cudag__graph_touch(g);
+    }
+    for (uint32_t s = 0; s < h->nsubs; s++)
+        mutate_graph(g, h->subs[s], t);
+}
+
+static void mutate_file(const char *path, tally *t)
+{
+    cudag_options o = topts(NULL, NULL);
+    cudag_graph *g = NULL;
+    cudag_error err;
+    if (cudag_load_file(path, &o, &g, &err) != CUDAG_OK)
+        return;         /* a file that does not load has nothing to mutate */
+    /* A graph that races as written is mutated too: with an edge fewer
+     * the checker must still find one. */
+    t->graphs++;
+    mutate_graph(g, g, t);
+    cudag_graph_destroy(g);
+}
+
+static void mutate_dir(const char *dir, tally *t)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        mutate_file(path, t);
+    }
+    closedir(d);
+}
+
+/* Random DAGs: kernels over a few small buffers, each argument with a
+ * random range (a quarter without a count: to the end), x read, y written,
+ * z both.  Every conflicting pair gets an edge (full or programmatic), so the
+ * graph is race-free as written, plus random extra edges of every kind
+ * forward in node order; removing each edge then probes the checker. */
+typedef struct racc {
+    int buf, lo, hi, mode;
+} racc;
+
+static void mutate_random(tally *t, uint64_t seed)
+{
+    uint64_t st = seed;
+    static const char *const bufs[] = {"p", "q", "u"};
+    static const int modes[] = {CUDAG__ACC_READ, CUDAG__ACC_WRITE,
+                                CUDAG__ACC_RW};
+    for (int round = 0; round < 150; round++) {
+        char yaml[1 << 15];
+        racc acc[12][3];
+        size_t len = (size_t)snprintf(
+            yaml, sizeof yaml,
+            "cudag: 1\nmodules: { m: k.fatbin }\nkernels:\n"
+            "  k: { params: {x: ptr.read, y: ptr.write, z: ptr}, pdl: true }\n"
+            "buffers:\n  p: { type: f32, count: 64 }\n"
+            "  q: { type: f32, count: 64 }\n  u: { type: f32, count: 64 }\n"
+            "nodes:\n");
+        int n = 3 + (int)trand(&st, 0, 9);
+        for (int v = 0; v < n; v++) {
+            len += (size_t)snprintf(yaml + len, sizeof yaml - len,
+                                    "  n%d: { kernel: k, grid: 1, block: 32, "
+                                    "args: [", v);
+            for (int a = 0; a < 3; a++) {
+                int off = (int)trand(&st, 0, 48);
+                int cnt = 1 + (int)trand(&st, 0, 16);
+                int b = (int)trand(&st, 0, 3);
+                bool to_end = trand(&st, 0, 4) < 1;
+                acc[v][a] = (racc){b, off, to_end ? 64 : off + cnt, modes[a]};
+                if (to_end)
+                    len += (size_t)snprintf(yaml + len, sizeof yaml - len,
+                                            "%s%s + %d", a ? ", " : "",
+                                            bufs[b], off);
+                else
+                    len += (size_t)snprintf(yaml + len, sizeof yaml - len,
+                                            "%s%s + %d: %d", a ? ", " : "",
+                                            bufs[b], off, cnt);
+            }
+            len += (size_t)snprintf(yaml + len, sizeof yaml - len, "]");
+            char after[1024];
+            size_t alen = 0;
+            for (int u = 0; u < v; u++) {
+                bool conflict = false;
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 3; j++) {
+                        const racc *x = &acc[u][i], *y = &acc[v][j];
+                        conflict |= x->buf == y->buf && x->lo < y->hi &&
+                                    y->lo < x->hi &&
+                                    ((x->mode | y->mode) & CUDAG__ACC_WRITE);
+                    }
+                double p = trand(&st, 0, 1);
+                if (!conflict && p > 0.3)
+                    continue;
+                const char *kind = p < 0.15 ? ": programmatic"
+                                   : !conflict && p < 0.25 ? ": launch_order"
+                                                           : "";
+                alen += (size_t)snprintf(after + alen, sizeof after - alen,
+                                         "%sn%d%s", alen ? ", " : "", u,
+                                         kind);
+            }
+            if (alen)
+                len += (size_t)snprintf(yaml + len, sizeof yaml - len,
+                                        ", after: [%s]", after);
+            len += (size_t)snprintf(yaml + len, sizeof yaml - len, " }\n");
+        }
+        cudag_options o = topts(NULL, NULL);
+        cudag_graph *g = NULL;
+        cudag_error err;
+        if (tload_opts(yaml, "r.yaml", &o, &g, &err) != CUDAG_OK)
+            fail_msg("random DAG %d does not load: %s\n%s", round,
+                     err.message, yaml);
+        t->graphs++;
+        /* Race-free as written: the checker must say so. */
+        if (checker_race(g))
+            fail_msg("random DAG %d: a race reported in a graph that has "
+                     "none:\n%s", round, yaml);
+        mutate_graph(g, g, t);
+        cudag_graph_destroy(g);
+    }
+}
+
+static void mutation_proof(void **state)
+{
+    (void)state;
+    tally t = {0};
+    clock_t c0 = clock();
+    mutate_dir(tsrc("graphs"), &t);
+    mutate_dir(tsrc("tests/data/good"), &t);
+    uint64_t seed = tseed();
+    mutate_random(&t, seed);
+    printf("mutation: %u graphs, %u edges removed, %u with a race reported, "
+           "%u without, oracle agrees on %u of %u (%.1f s)\n",
+           t.graphs, t.edges, t.races, t.quiet, t.agree, t.quiet,
+           (double)(clock() - c0) / CLOCKS_PER_SEC);
+    assert_int_equal(t.agree, t.quiet);
+    assert_true(t.edges > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(race_at_both_nodes),
+        cmocka_unit_test(which_pairs_race),
+        cmocka_unit_test(body_against_graph),
+        cmocka_unit_test(extent_checked),
+        cmocka_unit_test(plan_lists_sets),
+        cmocka_unit_test(mutation_proof),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
