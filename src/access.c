@@ -56,16 +56,27 @@ bool cudag__edge_orders_memory(const cudag_graph *g, const cudag__edge *e)
         return true;
     /* A launch-order edge at a node with no programmatic port is built as
      * a full edge (kind.h, pdl_full): then it orders memory. */
+    const cudag__node *t = &g->nodes[e->to];
     const cudag__kind_ops *a = cudag__kind(g->nodes[e->from].kind);
-    const cudag__kind_ops *b = cudag__kind(g->nodes[e->to].kind);
-    return (a && !a->pdl_end) || (b && !b->pdl_end);
+    const cudag__kind_ops *b = cudag__kind(t->kind);
+    if ((a && !a->pdl_end) || (b && !b->pdl_end))
+        return true;
+    /* So is one into a kernel that will not wait (check.c warns "will be
+     * built as a full edge", and the build does so). */
+    char why[600];
+    why[0] = '\0';
+    if (b && b->pdl_check)
+        b->pdl_check(g, t, why, sizeof why);
+    return why[0] != '\0';
 }
 
-/* Is node u before node x on a path of memory edges?  where[v]: v's place
- * in topo.order; stamp/stack: per-node scratch, *tick a fresh mark. */
+/* Is node u before node x on a path of memory edges (orders[e])?
+ * where[v]: v's place in topo.order; stamp/stack: per-node scratch, *tick a
+ * fresh mark. */
 static bool reaches(const cudag_graph *g, const cudag__topo *t,
-                    const uint32_t *where, uint32_t *stamp, uint32_t *stack,
-                    uint32_t *tick, uint32_t u, uint32_t x)
+                    const bool *orders, const uint32_t *where,
+                    uint32_t *stamp, uint32_t *stack, uint32_t *tick,
+                    uint32_t u, uint32_t x)
 {
     if (u == x)
         return true;
@@ -79,7 +90,7 @@ static bool reaches(const cudag_graph *g, const cudag__topo *t,
         for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
             const cudag__edge *e = &g->edges[t->in_edge[j]];
             uint32_t p = e->from;
-            if (!cudag__edge_orders_memory(g, e) || stamp[p] == mark ||
+            if (!orders[t->in_edge[j]] || stamp[p] == mark ||
                 where[p] < where[u])
                 continue;
             if (p == u)
@@ -107,11 +118,13 @@ typedef struct races {
     const cudag__topo *t;
     cudag__accset set;
     entry *e;
+    bool *orders;               /* per edge: cudag__edge_orders_memory */
     uint32_t *where, *stamp, *stack, tick;
     /* Node pairs already reported, open addressing (key 0 = empty). */
     uint64_t *seen;
     uint32_t nseen, cseen;
     uint32_t found;
+    bool oom;                   /* an allocation failed: the check is void */
 } races;
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -124,15 +137,19 @@ static int cmp_entry(const void *pa, const void *pb)
     return a->acc < b->acc ? -1 : a->acc > b->acc;
 }
 
-/* True the first time the pair (a, b) of nodes is seen. */
+/* True the first time the pair (a, b) of nodes is seen.  False, with
+ * r->oom set, when the table cannot grow: the caller's check then fails
+ * with CUDAG_ENOMEM rather than report a pair twice or lose one. */
 static bool first_report(races *r, uint32_t a, uint32_t b)
 {
     uint64_t key = ((uint64_t)(a < b ? a : b) << 32 | (a < b ? b : a)) + 1;
     if (2 * (r->nseen + 1) > r->cseen) {
         uint32_t nc = r->cseen ? 2 * r->cseen : 64;
         uint64_t *ns = cudag__calloc(nc, sizeof *ns);
-        if (!ns)
-            return true;    /* report again rather than lose one */
+        if (!ns) {
+            r->oom = true;
+            return false;
+        }
         for (uint32_t i = 0; i < r->cseen; i++) {
             uint64_t k = r->seen[i];
             if (!k)
@@ -227,7 +244,7 @@ static bool covers(const cudag__access *w, const cudag__access *x)
 /* The accesses of one buffer, e[0..n), in order. */
 static void check_buffer(races *r, const entry *e, uint32_t n)
 {
-    for (uint32_t i = 0; i < n && !cudag__check_full(r->c); i++) {
+    for (uint32_t i = 0; i < n && !cudag__check_full(r->c) && !r->oom; i++) {
         const entry *x = &e[i];
         const cudag__access *ax = &r->set.a[x->acc];
         bool writes = ax->mode & CUDAG__ACC_WRITE;
@@ -239,8 +256,8 @@ static void check_buffer(races *r, const entry *e, uint32_t n)
             if (y->node == x->node || !(ay->mode & CUDAG__ACC_WRITE) ||
                 !cudag__access_conflict(ay, ax))
                 continue;
-            if (!reaches(r->g, r->t, r->where, r->stamp, r->stack, &r->tick,
-                         y->node, x->node)) {
+            if (!reaches(r->g, r->t, r->orders, r->where, r->stamp,
+                         r->stack, &r->tick, y->node, x->node)) {
                 report(r, y, x);
                 continue;
             }
@@ -257,8 +274,8 @@ static void check_buffer(races *r, const entry *e, uint32_t n)
             if (y->node == x->node || (ay->mode & CUDAG__ACC_WRITE) ||
                 !cudag__access_conflict(ay, ax))
                 continue;
-            if (!reaches(r->g, r->t, r->where, r->stamp, r->stack, &r->tick,
-                         y->node, x->node))
+            if (!reaches(r->g, r->t, r->orders, r->where, r->stamp,
+                         r->stack, &r->tick, y->node, x->node))
                 report(r, y, x);
         }
     }
@@ -280,8 +297,11 @@ static bool check_graph(cudag__checker *c, const cudag_graph *g,
     r.stamp = cudag__calloc(nn, sizeof *r.stamp);
     r.stack = cudag__malloc(nn * sizeof *r.stack);
     owner = cudag__malloc(nn * sizeof *owner);
-    if (!r.where || !r.stamp || !r.stack || !owner)
+    r.orders = cudag__malloc(((size_t)g->nedges + 1) * sizeof *r.orders);
+    if (!r.where || !r.stamp || !r.stack || !owner || !r.orders)
         goto done;
+    for (uint32_t i = 0; i < g->nedges; i++)
+        r.orders[i] = cudag__edge_orders_memory(g, &g->edges[i]);
     for (uint32_t i = 0; i < g->nnodes; i++)
         r.where[t->order[i]] = i;
     /* Every node's set, in one list; owner[v] is where v's begin. */
@@ -300,7 +320,8 @@ static bool check_graph(cudag__checker *c, const cudag_graph *g,
             r.e[k] = (entry){r.set.a[k].buffer, v, r.where[v], k};
     }
     qsort(r.e, r.set.n, sizeof *r.e, cmp_entry);
-    for (uint32_t i = 0, j; i < r.set.n && !cudag__check_full(c); i = j) {
+    for (uint32_t i = 0, j; i < r.set.n && !cudag__check_full(c) && !r.oom;
+         i = j) {
         uint32_t b = r.set.a[r.e[i].acc].buffer;
         bool written = false;
         for (j = i; j < r.set.n && r.set.a[r.e[j].acc].buffer == b; j++)
@@ -309,12 +330,13 @@ static bool check_graph(cudag__checker *c, const cudag_graph *g,
             check_buffer(&r, r.e + i, j - i);
     }
     *count += r.found;
-    ok = true;
+    ok = !r.oom;
 done:
     cudag__free(r.where);
     cudag__free(r.stamp);
     cudag__free(r.stack);
     cudag__free(owner);
+    cudag__free(r.orders);
     cudag__free(r.e);
     cudag__free(r.set.a);
     cudag__free(r.seen);
