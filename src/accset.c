@@ -35,3 +35,9 @@ const char *cudag__access_mode_name(unsigned mode)
            : mode == CUDAG__ACC_WRITE ? "write"
                                       : "read-write";
 }
+
+/* cudag_set_param_access stores the public values as they are. */
+_Static_assert((int)CUDAG__ACC_READ == (int)CUDAG_ACCESS_READ &&
+                   (int)CUDAG__ACC_WRITE == (int)CUDAG_ACCESS_WRITE &&
+                   (int)CUDAG__ACC_RW == (int)CUDAG_ACCESS_READ_WRITE,
+               "accset.h's modes are cudag.h's");

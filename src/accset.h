@@ -6,7 +6,9 @@
 
 #include "ir.h"
 
-/* How a node uses a range of a buffer.  A bit set: READ | WRITE is RW. */
+/* How a node uses a range of a buffer.  A bit set: READ | WRITE is RW.  The
+ * same values as cudag_access of cudag.h, which cudag_set_param_access
+ * stores as they are. */
 enum {
     CUDAG__ACC_READ = 1,
     CUDAG__ACC_WRITE = 2,

@@ -1165,6 +1165,69 @@ int cudag_set_kernel_priority(cudag_graph *g, const char *node, int priority,
     return CUDAG_OK;
 }
 
+int cudag_set_param_access(cudag_graph *g, const char *signature,
+                           uint32_t param, cudag_access access,
+                           cudag_error *err)
+{
+    static const char fn[] = "cudag_set_param_access";
+    cudag__error_clear(err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: graph is NULL", fn);
+    uint32_t i = signature ? cudag__find_sig(g, signature) : CUDAG__NONE;
+    if (i == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "%s: unknown kernel '%s'", fn,
+                              signature ? signature : "(null)");
+    cudag__sig *s = &g->sigs[i];
+    if (param >= s->nparams)
+        return cudag__fail_at(err, CUDAG_ERANGE, CUDAG__NOPOS,
+                              "%s: kernel '%s' has %u parameter%s, not %u",
+                              fn, signature, s->nparams,
+                              cudag__plural(s->nparams), param + 1);
+    if (s->types[param] != CUDAG_TYPE_PTR)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: kernel '%s': parameter '%s' is %s, not a "
+                              "pointer",
+                              fn, signature, s->pnames[param],
+                              cudag_type_name(s->types[param]));
+    if ((unsigned)access > CUDAG_ACCESS_READ_WRITE)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: invalid access %d", fn, (int)access);
+    /* The modes are accset.h's bits, 0 for nothing said. */
+    if (!s->access) {
+        uint8_t *acc = cudag__arena_alloc(&g->arena, s->nparams + 1);
+        if (!acc)
+            return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                                  "out of memory");
+        s->access = acc;
+    }
+    s->access[param] = (uint8_t)access;
+    cudag__graph_touch(g);
+    return CUDAG_OK;
+}
+
+int cudag_set_kernel_arg_count(cudag_graph *g, const char *node, uint32_t arg,
+                               uint64_t count, cudag_error *err)
+{
+    static const char fn[] = "cudag_set_kernel_arg_count";
+    cudag__kernel *k;
+    int rc = builder_kernel(g, node, fn, &k, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (arg >= k->nargs)
+        return cudag__fail_at(err, CUDAG_ERANGE, CUDAG__NOPOS,
+                              "%s: node '%s' has %u argument%s, not %u", fn,
+                              node, k->nargs, cudag__plural(k->nargs),
+                              arg + 1);
+    if (k->args[arg].kind != CUDAG_ARG_BUFFER)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: node '%s': argument %u is not a buffer",
+                              fn, node, arg);
+    k->args[arg].count = count;
+    return CUDAG_OK;
+}
+
 /* ---- the table entry ------------------------------------------------ */
 
 static const char *const keys[] = {"kernel",  "grid",     "block",

@@ -460,10 +460,101 @@ static void mutation_proof(void **state)
     assert_true(t.edges > 0);
 }
 
+/* ---- the C API: access modes and extents --------------------------------- */
+
+/* cudag_set_param_access and cudag_set_kernel_arg_count state what YAML's
+ * ptr.read and `x + o: n` do, for graphs built without a file; their
+ * errors leave the graph as it was. */
+static void api_states_modes_and_extents(void **state)
+{
+    (void)state;
+    static const cudag_param p[] = {{"x", CUDAG_TYPE_PTR},
+                                    {"y", CUDAG_TYPE_PTR},
+                                    {"n", CUDAG_TYPE_I64}};
+    cudag_graph *g = NULL;
+    cudag_error e;
+    assert_int_equal(cudag_graph_create("api", &g, &e), CUDAG_OK);
+    assert_int_equal(cudag_add_module(g, "m", "m.fatbin", &e), CUDAG_OK);
+    assert_int_equal(cudag_add_signature(g, "k", "m", NULL, p, 3, 0, &e),
+                     CUDAG_OK);
+    assert_int_equal(cudag_add_buffer(g, "x", CUDAG_TYPE_F32, 64, NULL, &e),
+                     CUDAG_OK);
+    assert_int_equal(cudag_add_buffer(g, "y", CUDAG_TYPE_F32, 64, NULL, &e),
+                     CUDAG_OK);
+    cudag_arg a[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 0),
+                     cudag_arg_int(32)};
+    cudag_arg b[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 32),
+                     cudag_arg_int(32)};
+    cudag_dim3 one = {1, 1, 1};
+    assert_int_equal(cudag_add_kernel(g, "a", "k", one, one, 0, a, 3, &e),
+                     CUDAG_OK);
+    assert_int_equal(cudag_add_kernel(g, "b", "k", one, one, 0, b, 3, &e),
+                     CUDAG_OK);
+    tdiag td;
+    cudag_options o = topts(&td, NULL);
+    /* Nothing said: both may write x and y. */
+    assert_int_equal(cudag_check(g, &o, &e), CUDAG_OK);
+    assert_int_equal(nraces(&td), 2);
+    assert_int_equal(cudag_set_param_access(g, "k", 0, CUDAG_ACCESS_READ, &e),
+                     CUDAG_OK);
+    assert_int_equal(cudag_set_param_access(g, "k", 1, CUDAG_ACCESS_WRITE,
+                                            &e),
+                     CUDAG_OK);
+    /* x is read only now; a's y runs to the end, over b's. */
+    o = topts(&td, NULL);
+    assert_int_equal(cudag_check(g, &o, &e), CUDAG_OK);
+    assert_int_equal(nraces(&td), 2);
+    assert_diag_contains(&td, "bytes [128, 256) of buffer 'y'");
+    assert_int_equal(cudag_set_kernel_arg_count(g, "a", 1, 32, &e), CUDAG_OK);
+    o = topts(&td, NULL);
+    assert_int_equal(cudag_check(g, &o, &e), CUDAG_OK);
+    assert_int_equal(nraces(&td), 0);
+    /* Past the buffer's end: refused by the check, as in YAML. */
+    assert_int_equal(cudag_set_kernel_arg_count(g, "b", 1, 33, &e), CUDAG_OK);
+    o = topts(&td, NULL);
+    assert_int_equal(cudag_check(g, &o, &e), CUDAG_ERANGE);
+    assert_int_equal(cudag_set_kernel_arg_count(g, "b", 1, 0, &e), CUDAG_OK);
+
+    /* Errors. */
+    assert_int_equal(cudag_set_param_access(NULL, "k", 0, CUDAG_ACCESS_READ,
+                                            &e),
+                     CUDAG_EINVAL);
+    assert_int_equal(cudag_set_param_access(g, "nope", 0, CUDAG_ACCESS_READ,
+                                            &e),
+                     CUDAG_EUNKNOWN);
+    assert_string_equal(e.message,
+                        "cudag_set_param_access: unknown kernel 'nope'");
+    assert_int_equal(cudag_set_param_access(g, "k", 3, CUDAG_ACCESS_READ, &e),
+                     CUDAG_ERANGE);
+    assert_string_equal(e.message, "cudag_set_param_access: kernel 'k' has "
+                                   "3 parameters, not 4");
+    assert_int_equal(cudag_set_param_access(g, "k", 2, CUDAG_ACCESS_READ, &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_set_param_access: kernel 'k': "
+                                   "parameter 'n' is i64, not a pointer");
+    assert_int_equal(cudag_set_param_access(g, "k", 0, (cudag_access)4, &e),
+                     CUDAG_EINVAL);
+    assert_int_equal(cudag_set_kernel_arg_count(g, "nope", 0, 1, &e),
+                     CUDAG_EUNKNOWN);
+    assert_int_equal(cudag_set_kernel_arg_count(g, "a", 3, 1, &e),
+                     CUDAG_ERANGE);
+    assert_string_equal(e.message, "cudag_set_kernel_arg_count: node 'a' "
+                                   "has 3 arguments, not 4");
+    assert_int_equal(cudag_set_kernel_arg_count(g, "a", 2, 1, &e),
+                     CUDAG_EINVAL);
+    assert_string_equal(e.message, "cudag_set_kernel_arg_count: node 'a': "
+                                   "argument 2 is not a buffer");
+    o = topts(&td, NULL);
+    assert_int_equal(cudag_check(g, &o, &e), CUDAG_OK);
+    assert_int_equal(nraces(&td), 0);
+    cudag_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(race_at_both_nodes),
+        cmocka_unit_test(api_states_modes_and_extents),
         cmocka_unit_test(which_pairs_race),
         cmocka_unit_test(body_against_graph),
         cmocka_unit_test(extent_checked),
