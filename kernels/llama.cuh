@@ -21,12 +21,13 @@
  *  Traffic: the weights once (the floor), x per block from L2.  Target:
  *  >= 90 % of the device-to-device copy bandwidth at batch 1.
  *
- *  llama_attn   split-KV (flash-decoding) attention for GQA: block (split s,
- *               kv head, batch b) scores positions [s*S, s*S+S) ∩ [0, pos]
- *               for the NH/NKV query heads sharing the kv head, writes
+ *  llama_attn   split-KV (flash-decoding) attention for GQA: the blocks of
+ *               (kv head, batch b) cut positions 0..pos into splits sized
+ *               at run time so the grid covers them in one pass, score each
+ *               split for the NH/NKV query heads sharing the kv head, write
  *               (o, max, sum) partials, and the last block of (b, kv head)
- *               to finish (an atomic counter it resets) combines them.
- *               Splits past pos exit after reading pos.
+ *               to finish (an atomic counter it resets) combines them; a
+ *               single split writes its output directly.
  *  llama_argmax greedy next token over V logits (lowest index on ties): each
  *               block reduces a strided slice, the last block reduces the
  *               partials, writes tok and advances pos.
@@ -36,7 +37,8 @@
  *
  * Every kernel waits (griddepcontrol.wait) in every thread before touching
  * upstream data, and triggers its dependents right after: the dependents'
- * blocks then prefetch their own weights while this grid finishes.  Data read
+ * blocks then prefetch their own weights (llama_attn: the cache below pos)
+ * while this grid finishes.  Data read
  * after the wait uses plain loads (no __ldg / .nc); only weights use
  * ld.global.nc. */
 #ifndef CUDAG_KERNELS_LLAMA_CUH
@@ -83,6 +85,29 @@ __device__ __forceinline__ float ll_warp_sum(float v)
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
+}
+
+/* By one warp: row[t] = exp(row[t] - M) for t < n, M the row's largest
+ * value, returned; *sum = the sum of row[t]·w[t] (w null: of row[t]).
+ * Every lane gets both. */
+__device__ __forceinline__ float ll_warp_exp(float *row, int n, const float *w,
+                                             float *sum)
+{
+    const int lane = threadIdx.x & 31;
+    float m = -INFINITY;
+    for (int t = lane; t < n; t += 32)
+        m = fmaxf(m, row[t]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float l = 0.0f;
+    for (int t = lane; t < n; t += 32) {
+        const float p = expf(row[t] - m);
+        row[t] = p;
+        l += w ? p * w[t] : p;
+    }
+    *sum = ll_warp_sum(l);
+    return m;
 }
 
 /* The activation rows a GEMV multiplies: x[b][0..K) bf16 for b < B, and
@@ -165,8 +190,9 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
 /* --- GEMV tunables ---------------------------------------------------------
  * One configuration per GEMV kernel (LL_CFG_QKV, LL_CFG_GU, LL_CFG_RES,
  * LL_CFG_HEAD below); tools/bench/gemv_sweep.cu measures the candidates.
- *   P        rotate_half / gate-up / adjacent pairs of rows per warp (R = 2P
- *            rows share each activation chunk)
+ *   P, PB    rotate_half / gate-up / adjacent pairs of rows per warp (R = 2P
+ *            rows share each activation chunk): batch 1 (P) and the batch
+ *            body (PB; its LL_MAXB sums per row cap it at 1 in 128 registers)
  *   U, UB    16-byte chunks per row and lane loaded per step, before any is
  *            used: batch 1 (U) and the batch body (UB); U·R·16 bytes per lane
  *            in flight
@@ -187,9 +213,9 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
  * correct: the graph may launch a whole number of waves instead of one tile
  * per block. */
 template <int P_, int U_, int UB_, int KS_, int THREADS_, int MINB_, int SA_,
-          bool PFW_, bool DB_>
+          bool PFW_, bool DB_, int PB_ = 1>
 struct LlCfg {
-    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_;
+    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_, PB = PB_;
     static constexpr int THREADS = THREADS_, MINB = MINB_, SA = SA_;
     static constexpr bool PFW = PFW_, DB = DB_;
 };
@@ -199,47 +225,93 @@ struct LlCfg {
  * at most 256 threads and 2 per SM, activations read per chunk. */
 typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
 
+/* The best of tools/bench/gemv_sweep.cu per kernel on the 1B shapes (H100,
+ * 2026-11-25, docs/results/gemv-sweep-h100-2026-11-25.log: the GEMV chain of
+ * a step 1 306 -> 1 086 us):
+ *   U8      a whole 4 KB row of K = 2048 per lane in flight (qkv)
+ *   KS2W16  two warps split K, 16 warps, one block per SM (o, down)
+ *   DB4     4 chunks per row, the next step's loaded before this one is
+ *           used (gate/up, head) */
+typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false> LlCfgU8;
+typedef LlCfg<1, 8, 2, 2, 512, 1, 16384, true, false> LlCfgKs2w16;
+typedef LlCfg<1, 4, 2, 1, 256, 2, 16384, true, true> LlCfgDb4;
+
 /* The configuration of each GEMV kernel: one line to change after a sweep
  * (then the block and grid of the kernel in graphs/llama/step.yaml: block a
  * multiple of 32·KS and at most THREADS, any grid). */
 #ifndef LL_CFG_QKV
-#define LL_CFG_QKV LlCfgShipped
+#define LL_CFG_QKV LlCfgU8
 #endif
 #ifndef LL_CFG_GU
-#define LL_CFG_GU LlCfgShipped
+#define LL_CFG_GU LlCfgDb4
 #endif
 #ifndef LL_CFG_RES
-#define LL_CFG_RES LlCfgShipped
+#define LL_CFG_RES LlCfgKs2w16
 #endif
 #ifndef LL_CFG_HEAD
-#define LL_CFG_HEAD LlCfgShipped
+#define LL_CFG_HEAD LlCfgDb4
 #endif
 
 /* Shared memory of one GEMV block. */
 template <class C> struct LlSmem {
     float rs[LL_MAXB];
-    float red[C::KS > 1 ? (C::THREADS / 32) * 2 * C::P * LL_MAXB : 1];
+    float ssq[(C::THREADS / 32) * LL_MAXB]; /* per-warp sums of squares */
+    float red[C::KS > 1 ? (C::THREADS / 32) * 2 * (C::P > C::PB ? C::P : C::PB) * LL_MAXB : 1];
     alignas(16) bf16 sa[C::SA > 0 ? C::SA : 8];
 };
 
-/* The block's activation rows normed into sm.sa (bf16 is exact: HF's normed
- * activation is a bf16 tensor); every thread calls it; ends with a barrier. */
-__device__ __forceinline__ void ll_stage(const LlAct &A, int B, bf16 *sa)
+/* The block's activation rows, RMSNorm applied when A.g is set, into
+ * sm.sa (bf16 is exact: HF's normed activation is a bf16 tensor).  Every
+ * thread loads its chunks of the rows at once and sums their squares, so
+ * the whole stage reads x once, in one round trip to L2 (before, one warp
+ * per row summed its K/256 chunks in turn while the block waited, then a
+ * second pass read x again; every GEMV paid that after its wait).  g0: this thread's first chunk of the norm weight, loaded before
+ * griddepcontrol.wait.  Every thread calls it; ends with a barrier. */
+template <class C>
+__device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
+                                         uint4 g0, LlSmem<C> &sm)
 {
     const int K = A.K, nc = K / 8;
-    for (int i = threadIdx.x; i < B * nc; i += blockDim.x) {
-        const int b = i / nc, c = i % nc;
-        float a[8];
-        ld16(A.row(b) + c * 8, a);
-        if (A.g) {
-            float gv[8];
-            ll_unpack(ll_ldw(A.g + c * 8), gv);
-            const float s = A.rs[b];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int nw = blockDim.x >> 5;
+    for (int b = 0; b < B; ++b) {
+        const bf16 *xr = A.row(b);
+        float s = 0.0f;
+        for (int c = threadIdx.x; c < nc; c += blockDim.x) {
+            float a[8];
+            ld16(xr + c * 8, a);
 #pragma unroll
             for (int e = 0; e < 8; ++e)
-                a[e] = bfr(gv[e] * bfr(a[e] * s));
+                s = fmaf(a[e], a[e], s);
+            st16(sm.sa + (long long)b * K + c * 8, a);
         }
-        st16(sa + (long long)b * K + c * 8, a);
+        if (A.g) {
+            s = ll_warp_sum(s);
+            if (lane == 0)
+                sm.ssq[w * LL_MAXB + b] = s;
+        }
+    }
+    __syncthreads();
+    if (!A.g)
+        return;
+    if ((int)threadIdx.x < B) {
+        float s = 0.0f;
+        for (int k = 0; k < nw; ++k)
+            s += sm.ssq[k * LL_MAXB + threadIdx.x];
+        sm.rs[threadIdx.x] = 1.0f / sqrtf(s / (float)K + eps);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < B * nc; i += blockDim.x) {
+        const int b = i / nc, c = i % nc;
+        bf16 *p = sm.sa + (long long)b * K + c * 8;
+        float a[8], gv[8];
+        ld16(p, a);
+        ll_unpack(i < nc && i == (int)threadIdx.x ? g0 : ll_ldw(A.g + c * 8), gv);
+        const float r = sm.rs[b];
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            a[e] = bfr(gv[e] * bfr(a[e] * r));
+        st16(p, a);
     }
     __syncthreads();
 }
@@ -252,11 +324,11 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, bf16 *sa)
  * compile-time constants only.  The first step's loads go before
  * griddepcontrol.wait (PFW); then the dependents are triggered at once, the
  * row scales computed (A.g set) and the rows staged in shared memory (SA). */
-template <class C, int MB, int U, class Body>
+template <class C, int P, int MB, int U, class Body>
 __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                                              LlSmem<C> &sm)
 {
-    constexpr int P = C::P, R = 2 * P, KS = C::KS;
+    constexpr int R = 2 * P, KS = C::KS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int kg = warp % KS, rg = warp / KS;
     const int G = (blockDim.x >> 5) / KS;
@@ -293,17 +365,25 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
 
     long long t = blockIdx.x;
     uint4 cur[U][R];
-    if (C::PFW)
+    const bool staged = C::SA > 0 && (long long)B * A.K <= C::SA;
+    uint4 g0 = make_uint4(0, 0, 0, 0);
+    if (C::PFW) {
         load(cur, t, 0);
+        if (staged && A.g && (int)threadIdx.x < nch)
+            g0 = ll_ldw(A.g + threadIdx.x * 8);
+    }
     pdl_wait();
     pdl_launch_dependents();
     body.prologue();
-    if (A.g)
-        ll_row_scales(A, B, eps, sm.rs);
-    A.rs = sm.rs;
-    if (C::SA > 0 && (long long)B * A.K <= C::SA) {
-        ll_stage(A, B, sm.sa);
+    if (staged) {
+        if (!C::PFW && A.g && (int)threadIdx.x < nch)
+            g0 = ll_ldw(A.g + threadIdx.x * 8);
+        ll_stage<C>(A, B, eps, g0, sm);
         A = LlAct{sm.sa, nullptr, nullptr, A.K, nullptr, 0};
+    } else {
+        if (A.g)
+            ll_row_scales(A, B, eps, sm.rs);
+        A.rs = sm.rs;
     }
     if (!C::PFW)
         load(cur, t, 0);
@@ -365,7 +445,9 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                     }
             __syncthreads();
         }
-        if (kg == 0 && lane == 0)
+        /* (a block of warps not a multiple of KS: the spare warps' units
+         * belong to the next tile, and res adds in place) */
+        if (kg == 0 && lane == 0 && rg < G)
 #pragma unroll
             for (int p = 0; p < P; ++p)
                 if (ub + p < nu)
@@ -379,15 +461,15 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
 }
 
 /* A GEMV kernel's body: the shared memory, and batch 1 with a body of its
- * own (U chunks per row in flight) or up to LL_MAXB rows (UB). */
+ * own (P pairs, U chunks per row in flight) or up to LL_MAXB rows (PB, UB). */
 template <class C, class Body>
 __device__ __forceinline__ void ll_run(const Body &body, float eps)
 {
     __shared__ LlSmem<C> sm;
     if (body.B <= 1)
-        ll_gemv_grid<C, 1, C::U>(body, body.B, eps, sm);
+        ll_gemv_grid<C, C::P, 1, C::U>(body, body.B, eps, sm);
     else
-        ll_gemv_grid<C, LL_MAXB, C::UB>(body, body.B, eps, sm);
+        ll_gemv_grid<C, C::PB, LL_MAXB, C::UB>(body, body.B, eps, sm);
 }
 
 /* --- RoPE -------------------------------------------------------------- */
@@ -580,8 +662,25 @@ template <bool RES> struct LlRows {
 
 /* --- Attention ------------------------------------------------------------ */
 
+#define LL_AW 8  /* warps of an attention block that take positions */
+#define LL_AU 4  /* positions per lane group loaded before any is used */
+
 /* Partials: per (b, head, split) HD floats of o (relative to its max), then
- * the max and the sum of exponentials. */
+ * the max and the sum of exponentials; cdiv(CTX, S) splits of room per
+ * head.  The grid's x extent is fixed by the graph (a wave or two of blocks
+ * for every length); the split length is chosen from pos at run time: the
+ * fewest positions that let the grid cover 0..pos in one pass, at least S
+ * (so the splits fit their room) and at most LL_MAXS (the scores' shared
+ * memory), past which blocks take several splits in turn; a split longer
+ * than one round of loads (LL_AU positions per lane group) takes several.
+ * A grid sized by CTX instead (one block per S positions)
+ * spent most of a short step scheduling thousands of blocks that only read
+ * pos and left.
+ *
+ * pos, and the cache before it, come from earlier launches (in the step
+ * only argmax, its last kernel, writes pos), so a block reads pos and loads
+ * its first split's keys and values below pos before griddepcontrol.wait;
+ * after it, only q and the row at pos (this step's llama_qkv's) remain. */
 struct LlAttn {
     const bf16 *q, *kc, *vc;
     const int *pos;
@@ -590,147 +689,256 @@ struct LlAttn {
     bf16 *out;
     int B, NH, NKV, HD, CTX, S;
 
-    __device__ __forceinline__ void run() const
+    /* Keys and values of the lane's LL_AU positions tb + u*stride + grp
+     * that lie in [lo, hi). */
+    __device__ __forceinline__ void load_kv(float (&k)[LL_AU][8], float (&v)[LL_AU][8],
+                                            long long base, int tb, int stride,
+                                            int grp, int sub, int lo, int hi,
+                                            bool with_v) const
     {
-        __shared__ float sq[LL_MAXG][128 + 4];
-        __shared__ float ss[LL_MAXG][LL_MAXS];
-        __shared__ float so[4][LL_MAXG][128];
-        __shared__ bool last;
-        pdl_wait();
-        pdl_launch_dependents();
+#pragma unroll
+        for (int u = 0; u < LL_AU; ++u) {
+            const int t = tb + u * stride + grp;
+            if (t >= lo && t < hi) {
+                ld16(kc + base + (long long)t * HD + sub * 8, k[u]);
+                if (with_v)
+                    ld16(vc + base + (long long)t * HD + sub * 8, v[u]);
+            }
+        }
+    }
+
+    /* Split `split` of (b, kv) over positions [t0, t1) into its partial,
+     * or, when it is the whole of 0..pos, straight into out.  With `pre`,
+     * k and v already hold the first round's keys and values. */
+    __device__ __forceinline__ void split_part(float (&sq)[LL_MAXG][128 + 4],
+                                               float (&ss)[LL_MAXG][LL_MAXS],
+                                               float (&so)[LL_AW][LL_MAXG][128],
+                                               float *sm, float *sl,
+                                               float (&k)[LL_AU][8], float (&v)[LL_AU][8],
+                                               bool pre, int b, int kv, int split,
+                                               int t0, int t1, int nw, bool whole) const
+    {
         const int G = NH / NKV;
-        const int split = blockIdx.x, kv = blockIdx.y, b = blockIdx.z;
-        int n = pos[0] + 1;
-        n = n < CTX ? n : CTX;
-        const int nact = (n + S - 1) / S;
-        if (split >= nact || G > LL_MAXG || HD > 128 || S > LL_MAXS)
-            return;
-        const int t0 = split * S, t1 = t0 + S < n ? t0 + S : n;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-        const int nw = blockDim.x >> 5 < 4 ? blockDim.x >> 5 : 4;
-        for (int e = tid; e < G * HD; e += blockDim.x)
-            sq[e / HD][e % HD] =
-                __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
-        __syncthreads();
         const int LPP = HD / 8, PPW = 32 / LPP;
         const int grp = lane / LPP, sub = lane % LPP;
+        const int stride = nw * PPW; /* positions of one pass of the block */
         const long long base = ((long long)b * NKV + kv) * CTX * HD;
         const float scale = 1.0f / sqrtf((float)HD);
+        const int tb0 = t0 + warp * PPW;
+        /* Scores: LL_AU positions per lane group per round, loaded before
+         * any is used (the first round's values too, kept for the sums). */
         if (warp < nw) {
-            for (int tb = t0 + warp * PPW; tb < t1; tb += nw * PPW) {
-                const int t = tb + grp;
-                float k[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-                if (t < t1)
-                    ld16(kc + base + (long long)t * HD + sub * 8, k);
+            for (int tb = tb0; tb < t1; tb += LL_AU * stride) {
+                if (!pre || tb != tb0)
+                    load_kv(k, v, base, tb, stride, grp, sub, t0, t1, tb == tb0);
 #pragma unroll
-                for (int g = 0; g < LL_MAXG; ++g) {
-                    if (g >= G)
-                        break;
-                    float d = 0.0f;
+                for (int u = 0; u < LL_AU; ++u) {
+                    const int t = tb + u * stride + grp;
 #pragma unroll
-                    for (int e = 0; e < 8; ++e)
-                        d = fmaf(k[e], sq[g][sub * 8 + e], d);
-                    for (int o = LPP / 2; o > 0; o >>= 1)
-                        d += __shfl_xor_sync(0xffffffffu, d, o);
-                    if (sub == 0 && t < t1)
-                        ss[g][t - t0] = d * scale;
+                    for (int g = 0; g < LL_MAXG; ++g) {
+                        if (g >= G)
+                            break;
+                        float d = 0.0f;
+#pragma unroll
+                        for (int e = 0; e < 8; ++e)
+                            d = fmaf(k[u][e], sq[g][sub * 8 + e], d);
+                        for (int o = LPP / 2; o > 0; o >>= 1)
+                            d += __shfl_xor_sync(0xffffffffu, d, o);
+                        if (sub == 0 && t < t1)
+                            ss[g][t - t0] = d * scale;
+                    }
                 }
             }
         }
         __syncthreads();
         const int len = t1 - t0;
-        __shared__ float sm[LL_MAXG], sl[LL_MAXG];
         for (int g = warp; g < G; g += blockDim.x >> 5) {
-            float m = -INFINITY;
-            for (int t = lane; t < len; t += 32)
-                m = fmaxf(m, ss[g][t]);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-                m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-            float l = 0.0f;
-            for (int t = lane; t < len; t += 32) {
-                const float p = expf(ss[g][t] - m);
-                ss[g][t] = p;
-                l += p;
-            }
-            l = ll_warp_sum(l);
+            float l;
+            const float m = ll_warp_exp(ss[g], len, nullptr, &l);
             if (lane == 0)
                 sm[g] = m, sl[g] = l;
         }
         __syncthreads();
-        float o[LL_MAXG][8];
-#pragma unroll
-        for (int g = 0; g < LL_MAXG; ++g)
-#pragma unroll
-            for (int e = 0; e < 8; ++e)
-                o[g][e] = 0.0f;
+        /* Sums: one head at a time over the round's values (eight
+         * accumulators, not eight per head), each warp's share added into
+         * so[warp]; a warp without positions leaves zeros there. */
         if (warp < nw) {
-            for (int tb = t0 + warp * PPW; tb < t1; tb += nw * PPW) {
-                const int t = tb + grp;
-                if (t >= t1)
-                    continue;
-                float v[8];
-                ld16(vc + base + (long long)t * HD + sub * 8, v);
+            if (tb0 >= t1)
+                for (int e = lane; e < G * HD; e += 32)
+                    so[warp][e / HD][e % HD] = 0.0f;
+            for (int tb = tb0; tb < t1; tb += LL_AU * stride) {
+                if (tb != tb0) {
 #pragma unroll
-                for (int g = 0; g < LL_MAXG; ++g) {
-                    if (g >= G)
-                        break;
-                    const float p = ss[g][t - t0];
-#pragma unroll
-                    for (int e = 0; e < 8; ++e)
-                        o[g][e] = fmaf(p, v[e], o[g][e]);
+                    for (int u = 0; u < LL_AU; ++u) {
+                        const int t = tb + u * stride + grp;
+                        if (t < t1)
+                            ld16(vc + base + (long long)t * HD + sub * 8, v[u]);
+                    }
                 }
-            }
+                for (int g = 0; g < G; ++g) {
+                    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
-            for (int g = 0; g < LL_MAXG; ++g) {
-                if (g >= G)
-                    break;
+                    for (int u = 0; u < LL_AU; ++u) {
+                        const int t = tb + u * stride + grp;
+                        if (t < t1) {
+                            const float p = ss[g][t - t0];
 #pragma unroll
-                for (int e = 0; e < 8; ++e) {
-                    float x = o[g][e];
-                    for (int s = 16; s >= LPP; s >>= 1)
-                        x += __shfl_xor_sync(0xffffffffu, x, s);
-                    if (grp == 0)
-                        so[warp][g][sub * 8 + e] = x;
+                            for (int e = 0; e < 8; ++e)
+                                acc[e] = fmaf(p, v[u][e], acc[e]);
+                        }
+                    }
+#pragma unroll
+                    for (int e = 0; e < 8; ++e) {
+                        float x = acc[e];
+                        for (int s = 16; s >= LPP; s >>= 1)
+                            x += __shfl_xor_sync(0xffffffffu, x, s);
+                        if (grp == 0) {
+                            float *d = &so[warp][g][sub * 8 + e];
+                            *d = tb == tb0 ? x : *d + x;
+                        }
+                    }
                 }
             }
         }
         __syncthreads();
-        const int nsplit = gridDim.x;
+        const int nsmax = (CTX + S - 1) / S;
         for (int e = tid; e < G * HD; e += blockDim.x) {
             const int g = e / HD, d = e % HD;
             float x = 0.0f;
             for (int w = 0; w < nw; ++w)
                 x += so[w][g][d];
-            float *pp = part + (((long long)b * NH + kv * G + g) * nsplit + split) * (HD + 2);
+            if (whole) {
+                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(x / sl[g]);
+                continue;
+            }
+            float *pp = part + (((long long)b * NH + kv * G + g) * nsmax + split) * (HD + 2);
             pp[d] = x;
             if (d == 0)
                 pp[HD] = sm[g], pp[HD + 1] = sl[g];
         }
+        __syncthreads(); /* ss, so, sm and sl are the next split's */
+    }
+
+    __device__ __forceinline__ void run() const
+    {
+        __shared__ float sq[LL_MAXG][128 + 4];
+        __shared__ float ss[LL_MAXG][LL_MAXS];
+        __shared__ float so[LL_AW][LL_MAXG][128];
+        __shared__ float sm[LL_MAXG], sl[LL_MAXG];
+        __shared__ bool last;
+        const int G = NH / NKV;
+        const int kv = blockIdx.y, b = blockIdx.z;
+        if (G > LL_MAXG || HD > 128 || HD % 8 || S < 1 || S > LL_MAXS) {
+            pdl_wait();
+            pdl_launch_dependents();
+            return;
+        }
+        const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+        const int nw = blockDim.x >> 5 < LL_AW ? blockDim.x >> 5 : LL_AW;
+        const int LPP = HD / 8, PPW = 32 / LPP, stride = nw * PPW;
+        const int grp = lane / LPP, sub = lane % LPP;
+        const int p = pos[0];
+        const int n = p + 1 < CTX ? p + 1 : CTX;
+        /* positions per split: a multiple of 16 (whole lane groups) in
+         * [S, LL_MAXS]; past one round of loads (LL_AU per lane group) a
+         * split takes several rounds, which beat a second split per block
+         * (H100: 1 468 against 1 523 us a step at KV 8 192) */
+        int per = ((n + (int)gridDim.x - 1) / (int)gridDim.x + 15) & ~15;
+        per = per < S ? S : per > LL_MAXS ? LL_MAXS : per;
+        const int nact = (n + per - 1) / per;
+        if ((int)blockIdx.x >= nact) {
+            pdl_launch_dependents(); /* nothing upstream is touched */
+            return;
+        }
+        /* The first split's keys and values below pos, before the wait;
+         * the row at pos (p < CTX) is this step's, loaded after it. */
+        const long long base = ((long long)b * NKV + kv) * CTX * HD;
+        const int t0 = blockIdx.x * per, t1 = t0 + per < n ? t0 + per : n;
+        const int mine = p < CTX ? p : n; /* first position written upstream */
+        float k[LL_AU][8], v[LL_AU][8];
+#pragma unroll
+        for (int u = 0; u < LL_AU; ++u)
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                k[u][e] = v[u][e] = 0.0f;
+        if (warp < nw)
+            load_kv(k, v, base, t0 + warp * PPW, stride, grp, sub, t0,
+                    t1 < mine ? t1 : mine, true);
+        pdl_wait();
+        pdl_launch_dependents();
+        if (warp < nw)
+            load_kv(k, v, base, t0 + warp * PPW, stride, grp, sub, mine, t1, true);
+        for (int e = tid; e < G * HD; e += blockDim.x)
+            sq[e / HD][e % HD] =
+                __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
+        __syncthreads();
+        for (int split = blockIdx.x; split < nact; split += gridDim.x) {
+            const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
+            split_part(sq, ss, so, sm, sl, k, v, split == (int)blockIdx.x, b, kv,
+                       split, s0, s1, nw, nact == 1);
+        }
+        if (nact == 1)
+            return; /* no partials: nothing to combine */
         /* The last block of (b, kv) to get here combines every split. */
+        const int nblk = nact < (int)gridDim.x ? nact : (int)gridDim.x;
         __threadfence();
         __syncthreads();
         if (tid == 0) {
             const int done = atomicAdd(&cnt[b * NKV + kv], 1);
-            last = done == nact - 1;
+            last = done == nblk - 1;
         }
         __syncthreads();
         if (!last)
             return;
         __threadfence();
-        for (int e = tid; e < G * HD; e += blockDim.x) {
-            const int g = e / HD, d = e % HD;
-            const float *pp = part + ((long long)b * NH + kv * G + g) * nsplit * (HD + 2);
-            float M = -INFINITY;
-            for (int s = 0; s < nact; ++s)
-                M = fmaxf(M, __ldcg(pp + s * (HD + 2) + HD));
-            float L = 0.0f, O = 0.0f;
-            for (int s = 0; s < nact; ++s) {
-                const float f = expf(__ldcg(pp + s * (HD + 2) + HD) - M);
-                L += f * __ldcg(pp + s * (HD + 2) + HD + 1);
-                O += f * __ldcg(pp + s * (HD + 2) + d);
+        const int nsmax = (CTX + S - 1) / S;
+        const float *pb = part + ((long long)b * NH + kv * G) * nsmax * (HD + 2);
+        if (nact <= LL_MAXS) {
+            /* Every split's max and sum loaded at once (ss and so are free
+             * now), each head's weights exp(m_s - M) computed once, then
+             * each output element sums its nact partials with the loads
+             * unrolled: a few round trips to L2 where a loop over splits
+             * per element took two per split. */
+            float *lsum = &so[0][0][0];
+            for (int i = tid; i < G * nact; i += blockDim.x) {
+                const int g = i / nact, s2 = i % nact;
+                const float *pp = pb + ((long long)g * nsmax + s2) * (HD + 2);
+                ss[g][s2] = __ldcg(pp + HD);
+                lsum[g * LL_MAXS + s2] = __ldcg(pp + HD + 1);
             }
-            out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / L);
+            __syncthreads();
+            for (int g = warp; g < G; g += blockDim.x >> 5) {
+                float L;
+                ll_warp_exp(ss[g], nact, lsum + g * LL_MAXS, &L);
+                if (lane == 0)
+                    sl[g] = L;
+            }
+            __syncthreads();
+            for (int e = tid; e < G * HD; e += blockDim.x) {
+                const int g = e / HD, d = e % HD;
+                const float *pp = pb + (long long)g * nsmax * (HD + 2) + d;
+                float O = 0.0f;
+#pragma unroll 8
+                for (int s2 = 0; s2 < nact; ++s2)
+                    O = fmaf(ss[g][s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
+                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / sl[g]);
+            }
+        } else {
+            for (int e = tid; e < G * HD; e += blockDim.x) {
+                const int g = e / HD, d = e % HD;
+                const float *pp = pb + (long long)g * nsmax * (HD + 2);
+                float M = -INFINITY;
+                for (int s2 = 0; s2 < nact; ++s2)
+                    M = fmaxf(M, __ldcg(pp + s2 * (HD + 2) + HD));
+                float L = 0.0f, O = 0.0f;
+                for (int s2 = 0; s2 < nact; ++s2) {
+                    const float f = expf(__ldcg(pp + s2 * (HD + 2) + HD) - M);
+                    L += f * __ldcg(pp + s2 * (HD + 2) + HD + 1);
+                    O += f * __ldcg(pp + s2 * (HD + 2) + d);
+                }
+                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / L);
+            }
         }
         if (tid == 0)
             cnt[b * NKV + kv] = 0; /* ready for the next layer */

@@ -16,7 +16,6 @@
                                                    copy of a repetition again */
 #define CUDAG__MAX_INCLUDE_DEPTH 16u
 #define CUDAG__MAX_FILES 256u                   /* files one graph may include */
-#define CUDAG__MAX_NAME 255u                    /* bytes in a name part */
 #define CUDAG__MAX_FULL_NAME 1024u              /* bytes in a node's full name */
 #define CUDAG__MAX_NODES (1u << 20)
 #define CUDAG__MAX_EDGES (8u << 20)

@@ -53,6 +53,17 @@ static cudag__pos mark_pos(const parser *p, yaml_mark_t m)
     return pos;
 }
 
+/* The byte of text at mark m.  libyaml counts m.index in characters, not
+ * bytes, after a byte order mark it skips: before any non-ASCII character
+ * the two agree, after one they do not. */
+static size_t mark_byte(const char *text, size_t len, yaml_mark_t m)
+{
+    size_t at = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    for (size_t i = 0; i < m.index && at < len; i++)
+        at += (size_t)cudag__char_bytes(text + at, len - at);
+    return at;
+}
+
 static int oom(parser *p, cudag__pos pos)
 {
     return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ENOMEM, pos,
@@ -495,7 +506,7 @@ static int syntax_error(parser *p, const yaml_parser_t *yp, const char *text,
     /* In a flow list or map, a '[' or '(' that YAML cannot place is a name
      * with an index (`after: [step[i-1]]`) or an expression that a ','
      * or a bracket cut: the quoting hint, not libyaml's words. */
-    size_t at = yp->problem_mark.index;
+    size_t at = mark_byte(text, len, yp->problem_mark);
     if (yp->error == YAML_PARSER_ERROR && yp->context &&
         strncmp(yp->context, "while parsing a flow", 20) == 0 && at < len) {
         /* The start of the word the mark is in or after, for its text. */
@@ -509,9 +520,10 @@ static int syntax_error(parser *p, const yaml_parser_t *yp, const char *text,
         if (e < len && text[e] == ']' && memchr(text + b, '[', e - b))
             e++;
         pos = mark_pos(p, yp->problem_mark);
-        if (b < at) {
+        size_t back = cudag__columns(text + b, at - b);
+        if (back <= yp->problem_mark.column) {
             yaml_mark_t m = yp->problem_mark;
-            m.column -= (size_t)cudag__columns(text + b, at - b);
+            m.column -= back;
             pos = mark_pos(p, m);
         }
         return cudag__report(p->d, CUDAG_SEV_ERROR, CUDAG_ESYNTAX, pos,

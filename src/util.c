@@ -2,7 +2,6 @@
  * the string map, diagnostics, a growable text buffer, and small string
  * helpers. */
 #include "util.h"
-#include "ir.h"
 
 #include <errno.h>
 #include <stdarg.h>

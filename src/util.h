@@ -217,6 +217,9 @@ uint32_t cudag__columns(const char *s, size_t n);
 int cudag__char_bytes(const char *s, size_t n);
 
 /* True for [A-Za-z_][A-Za-z0-9_]* of at most CUDAG__MAX_NAME bytes. */
+/* Bytes in a name part: an identifier's limit, here with the test for one
+ * (ir.h's other limits build on it). */
+#define CUDAG__MAX_NAME 255u
 bool cudag__is_ident(const char *s, size_t n);
 
 /* Monotonic clock in nanoseconds, for stage timings. */

@@ -338,12 +338,24 @@ static fake_graph *fake_clone(const fake_graph *src)
         }
         *n = *src->nodes[i];
         n->child = NULL;
+        /* A conditional node's bodies are its own, like a child graph: a
+         * copy that shared them would free them twice. */
+        int cond = n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        for (unsigned b = 0; cond && b < n->cnd.size && b < FAKE_MAXB; b++)
+            n->body[b] = NULL;
         g->nodes[g->nnodes++] = n;
         if (src->nodes[i]->child &&
             !(n->child = fake_clone(src->nodes[i]->child))) {
             fake_graph_free(g);
             return NULL;
         }
+        for (unsigned b = 0; cond && b < n->cnd.size && b < FAKE_MAXB; b++)
+            if (src->nodes[i]->body[b] &&
+                !(n->body[b] = (CUgraph)fake_clone(
+                      (const fake_graph *)src->nodes[i]->body[b]))) {
+                fake_graph_free(g);
+                return NULL;
+            }
     }
     memcpy(g->edges, src->edges, sizeof g->edges);
     g->nedges = src->nedges;

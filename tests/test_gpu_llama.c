@@ -1,22 +1,28 @@
 /* test_gpu_llama.c — graphs/llama_decode.yaml and llama_generate.yaml at a
- * small shape (L=2 H=256 F=512 NH=4 NKV=2 HD=64 V=1000 CTX=64) against a CPU
+ * small shape (L=2 H=256 F=512 NH=4 NKV=2 HD=64 V=1000 CTX=1024) against a CPU
  * reference of the step (LLAMA_CONTRACT semantics: f32 math, bf16 rounding
  * where Hugging Face rounds), token for token over several steps from a start
  * token, logits within bf16 tolerance; fresh random weights, the KV cache and
  * the outputs poisoned (NaN) first, so a read past pos or an unwritten logit
- * shows.  Then generate.yaml's tokens equal the step replayed, and an EOS id
- * stops it early.  Exits 77 without a device, like every gpu suite. */
+ * shows.  The same from a random position past 600 over a random cache:
+ * the attention's splits, their lengths chosen from pos, and with a grid of
+ * 2 blocks per kv head (AS=2) several splits per block, each of several
+ * rounds of loads, all combined.  Then
+ * generate.yaml's tokens equal the step replayed, and an EOS id stops it
+ * early.  Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
 
 #include <stdint.h>
 #include <time.h>
 
-enum { L = 2, H = 256, F = 512, NH = 4, NKV = 2, HD = 64, V = 1000, CTX = 64,
-       NQKV = (NH + 2 * NKV) * HD, STEPS = 8, GEN = 6 };
+enum { L = 2, H = 256, F = 512, NH = 4, NKV = 2, HD = 64, V = 1000, CTX = 1024,
+       NQKV = (NH + 2 * NKV) * HD, STEPS = 8, GEN = 6, LONG_STEPS = 3 };
 static const char *const defs[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
-                                   "HD=64", "V=1000", "CTX=64", NULL};
+                                   "HD=64", "V=1000", "CTX=1024", NULL};
+static const char *const defs_as2[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
+                                       "HD=64", "V=1000", "CTX=1024", "AS=2", NULL};
 static const char *const gdefs[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
-                                    "HD=64", "V=1000", "CTX=64", "N=6", NULL};
+                                    "HD=64", "V=1000", "CTX=1024", "N=6", NULL};
 
 static float bfr(float v)
 {
@@ -267,26 +273,56 @@ static cudag_graph *load_graph(const char *file, const char *const *d)
 static int tokens[STEPS], start_tok;
 static model M;
 
-/* The step, launched STEPS times, against the reference: every logit
- * written, within bf16 tolerance, the same greedy token (where the two top
- * logits are closer than the tolerance the reference continues with the
- * GPU's token, so one near-tie cannot derail the rest). */
-static void decode_matches_the_reference(void **state)
+/* Positions 0..p0-1 of every layer's cache random in [-1, 1) (bf16), in
+ * the exec and the reference alike, and pos = p0: a step at p0 attends over
+ * them.  The rest of the cache stays poisoned. */
+static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
 {
-    (void)state;
-    uint64_t s = 0x5eed1a3a + (uint64_t)time(NULL);
-    model_new(&M, &s);
-    const int start = start_tok = (int)trand(&s, 0, V) % V;
-    cudag_graph *g = load_graph("graphs/llama_decode.yaml", defs);
+    const size_t n = (size_t)L * NKV * CTX * HD;
+    float *kc = malloc(n * sizeof *kc), *vc = malloc(n * sizeof *vc);
+    assert_non_null(kc);
+    assert_non_null(vc);
+    for (int l = 0; l < L; l++)
+        for (int kv = 0; kv < NKV; kv++)
+            for (int t = 0; t < CTX; t++)
+                for (int d = 0; d < HD; d++) {
+                    const size_t i = (((size_t)l * NKV + kv) * CTX + t) * HD + d;
+                    if (t < p0) {
+                        kc[i] = st->kc[l][kv][t][d] = bfr((float)trand(s, -1, 1));
+                        vc[i] = st->vc[l][kv][t][d] = bfr((float)trand(s, -1, 1));
+                    } else {
+                        kc[i] = vc[i] = NAN;
+                    }
+                }
+    put(x, "kcache", kc, n);
+    put(x, "vcache", vc, n);
+    free(kc);
+    free(vc);
+    put_i32(x, "pos", p0);
+    st->pos = p0;
+}
+
+/* The step of graph `d`, launched `steps` times from token `start` at
+ * position p0 (p0 > 0: over a random cache), against the reference: every
+ * logit written, within bf16 tolerance, the same greedy token (where the two
+ * top logits are closer than the tolerance the reference continues with the
+ * GPU's token, so one near-tie cannot derail the rest).  The tokens go to
+ * toks. */
+static void decode_against_reference(const char *const *d, int start, int p0,
+                                     int steps, int *toks, uint64_t *s)
+{
+    cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     load_weights(x, &M, start);
     refstate *st = calloc(1, sizeof *st);
     assert_non_null(st);
     st->tok = start;
+    if (p0 > 0)
+        prefill(x, st, p0, s);
     float *lg = malloc(V * sizeof *lg);
     assert_non_null(lg);
     cudag_error e;
-    for (int k = 0; k < STEPS; k++) {
+    for (int k = 0; k < steps; k++) {
         poison(x, "logits", V);
         gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
         gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
@@ -295,35 +331,63 @@ static void decode_matches_the_reference(void **state)
         double num = 0, den = 0, mx = 0, worst = 0;
         for (int v = 0; v < V; v++) {
             if (isnan(lg[v]))
-                fail_msg("step %d: logit %d not written", k, v);
-            const double d = fabs((double)lg[v] - st->logits[v]);
-            num += d * d, den += (double)st->logits[v] * st->logits[v];
+                fail_msg("pos %d: logit %d not written", p0 + k, v);
+            const double dv = fabs((double)lg[v] - st->logits[v]);
+            num += dv * dv, den += (double)st->logits[v] * st->logits[v];
             mx = fmax(mx, fabs(st->logits[v]));
-            worst = fmax(worst, d);
+            worst = fmax(worst, dv);
         }
         const double rel = sqrt(num / den);
-        print_message("step %d: token %d (ref %d), |dlogit|/|logit| %.2e, "
-                      "max |d| %.3g of %.3g\n", k, get_i32(x, "tok"), st->tok,
-                      rel, worst, mx);
+        print_message("pos %d: token %d (ref %d), |dlogit|/|logit| %.2e, "
+                      "max |d| %.3g of %.3g\n", p0 + k, get_i32(x, "tok"),
+                      st->tok, rel, worst, mx);
         assert_true(rel < 1e-2);
         assert_true(worst < 0.03 * mx);
         const int gt = get_i32(x, "tok");
-        assert_int_equal(get_i32(x, "pos"), k + 1);
+        assert_int_equal(get_i32(x, "pos"), p0 + k + 1);
         if (gt != st->tok) {
             /* Allowed only on a near tie, judged on the reference's logits. */
             assert_true(gt >= 0 && gt < V);
             if (st->logits[st->tok] - st->logits[gt] > 2 * worst)
-                fail_msg("step %d: token %d, the reference's %d (logits %g, %g)",
-                         k, gt, st->tok, (double)st->logits[gt],
+                fail_msg("pos %d: token %d, the reference's %d (logits %g, %g)",
+                         p0 + k, gt, st->tok, (double)st->logits[gt],
                          (double)st->logits[st->tok]);
             st->tok = gt;
         }
-        tokens[k] = gt;
+        toks[k] = gt;
     }
     free(lg);
     free(st);
     cudag_exec_destroy(x);
     cudag_graph_destroy(g);
+}
+
+static void decode_matches_the_reference(void **state)
+{
+    (void)state;
+    uint64_t s = 0x5eed1a3a + (uint64_t)time(NULL);
+    model_new(&M, &s);
+    start_tok = (int)trand(&s, 0, V) % V;
+    decode_against_reference(defs, start_tok, 0, STEPS, tokens, &s);
+}
+
+/* From a random position in [600, CTX - LONG_STEPS) over a random cache,
+ * with the graph's attention grid (splits of 64 positions, one round each)
+ * and with 2 blocks per kv head (3 or 4 splits of up to 256 positions, so a
+ * block takes two, each in two rounds of loads). */
+static void decode_at_a_long_position(void **state)
+{
+    (void)state;
+    /* spread: xorshift's first draw from nearby seeds barely differs */
+    uint64_t s = (0x10a9 + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
+    for (int pass = 0; pass < 2; pass++) {
+        const int p0 = 600 + (int)trand(&s, 0, CTX - LONG_STEPS - 600);
+        const int start = (int)trand(&s, 0, V) % V;
+        int toks[LONG_STEPS];
+        print_message("from pos %d, %s\n", p0, pass ? "AS=2" : "the graph's grid");
+        decode_against_reference(pass ? defs_as2 : defs, start, p0, LONG_STEPS,
+                                 toks, &s);
+    }
 }
 
 /* One launch of generate.yaml gives the tokens of GEN step replays; with EOS
@@ -377,6 +441,7 @@ int main(void)
     gpu_require();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decode_matches_the_reference),
+        cmocka_unit_test(decode_at_a_long_position),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

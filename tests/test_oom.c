@@ -13,8 +13,8 @@
  *     cudag__alloc_live() is back where it started (under valgrind, every
  *     7th allocation: see sweep()).
  * The nodes and edges limits build a million nodes or eight million edges
- * (seconds, hundreds of MB): they are skipped under valgrind, which would
- * take many minutes over them, and say so. */
+ * (seconds, hundreds of MB): they are skipped under valgrind and ASan,
+ * which would take many minutes over them, and say so. */
 #include "common.h"
 #include "values.h"
 
@@ -69,12 +69,30 @@ static bool under_valgrind(void)
     return known;
 }
 
+/* AddressSanitizer's build: clang says so through __has_feature, gcc
+ * through __SANITIZE_ADDRESS__. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if !defined(UNDER_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+/* The limits that build millions of nodes or edges walk the same code as
+ * the smaller inputs the sanitizers and valgrind see in the other tests;
+ * under them they would take the suite past its time. */
 static bool skip_heavy(const char *what)
 {
-    if (!under_valgrind())
+    const char *under = under_valgrind() ? "valgrind" : UNDER_ASAN ? "ASan" : NULL;
+    if (!under)
         return false;
-    print_message("skipped under valgrind: %s (seconds natively, many "
-                  "minutes under valgrind)\n", what);
+    print_message("skipped under %s: %s (seconds natively, many minutes "
+                  "under %s)\n", under, what, under);
     return true;
 }
 
