@@ -7,17 +7,20 @@
  * their nodes touch, so a body's nodes are checked against the rest of the
  * graph through their owner, and among themselves in their own graph.
  *
- * The check visits each buffer's accesses in topological order and keeps,
- * per buffer, the earlier writes and reads: a new access is compared with
- * the earlier ones it conflicts with, newest first, and stops at a write
- * that covers it and is ordered before it (everything older that conflicts
- * was compared with that write).  Whether one node is ordered before
- * another is a backward search over the memory edges, cut at the earlier
- * node's place in the order.  For the usual graphs (chains, fork-joins,
- * repeated layers) both searches end after a step or two: linear in the
- * accesses. */
+ * The check visits each buffer's accesses in topological order with an
+ * interval map (accmap.c): a new access is compared with the last writer of
+ * each run of bytes it touches and, when it writes, with the readers since;
+ * everything older on those bytes is behind them, or was itself reported.
+ * Whether one node is before another is one lookup in a reachability index
+ * (reach.c).  The cost is linear in the accesses and the runs they cover:
+ * measured on the 2-core dev box (2026-11-26, debugoptimized), a chain of
+ * 100 000 kernels and a fork-join of 100 000 (tools/gen_access_graph.py)
+ * check in seconds (docs/language.md has the figures).
+ */
 #include "access.h"
+#include "accmap.h"
 #include "kind.h"
+#include "reach.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,38 +73,6 @@ bool cudag__edge_orders_memory(const cudag_graph *g, const cudag__edge *e)
     return why[0] != '\0';
 }
 
-/* Is node u before node x on a path of memory edges (orders[e])?
- * where[v]: v's place in topo.order; stamp/stack: per-node scratch, *tick a
- * fresh mark. */
-static bool reaches(const cudag_graph *g, const cudag__topo *t,
-                    const bool *orders, const uint32_t *where,
-                    uint32_t *stamp, uint32_t *stack, uint32_t *tick,
-                    uint32_t u, uint32_t x)
-{
-    if (u == x)
-        return true;
-    if (where[u] >= where[x])
-        return false;
-    uint32_t mark = ++*tick, top = 0;
-    stack[top++] = x;
-    stamp[x] = mark;
-    while (top) {
-        uint32_t v = stack[--top];
-        for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
-            const cudag__edge *e = &g->edges[t->in_edge[j]];
-            uint32_t p = e->from;
-            if (!orders[t->in_edge[j]] || stamp[p] == mark ||
-                where[p] < where[u])
-                continue;
-            if (p == u)
-                return true;
-            stamp[p] = mark;
-            stack[top++] = p;
-        }
-    }
-    return false;
-}
-
 /* ---- the race check ------------------------------------------------------ */
 
 /* One access of the graph being checked, by its node there. */
@@ -119,11 +90,13 @@ typedef struct races {
     cudag__accset set;
     entry *e;
     bool *orders;               /* per edge: cudag__edge_orders_memory */
-    uint32_t *where, *stamp, *stack, tick;
+    cudag__reach reach;
+    const entry *cur;           /* the buffer's entries, and the one */
+    uint32_t x;                 /* being compared with earlier ones */
     /* Node pairs already reported, open addressing (key 0 = empty). */
     uint64_t *seen;
     uint32_t nseen, cseen;
-    uint32_t found;
+    cudag__race_stats *st;
     bool oom;                   /* an allocation failed: the check is void */
 } races;
 
@@ -209,9 +182,9 @@ static void unknown_text(char *buf, size_t cap, const cudag_graph *g,
  * of nodes, at both nodes' lines. */
 static void report(races *r, const entry *y, const entry *x)
 {
-    r->found++;
     if (!first_report(r, y->node, x->node))
         return;
+    r->st->races++;
     const cudag_graph *g = r->g;
     const cudag__access *a = &r->set.a[y->acc], *b = &r->set.a[x->acc];
     const cudag__node *na = &g->nodes[y->node], *nb = &g->nodes[x->node];
@@ -236,74 +209,82 @@ static void report(races *r, const entry *y, const entry *x)
     }
 }
 
-static bool covers(const cudag__access *w, const cudag__access *x)
+/* An earlier access (entry ref of the buffer's) that the current one must
+ * come after: a race unless a path orders them. */
+static void earlier(void *user, uint32_t ref)
 {
-    return w->lo <= x->lo && x->hi <= w->hi;
+    races *r = user;
+    const entry *y = &r->cur[ref], *x = &r->cur[r->x];
+    r->st->compared++;
+    if (y->node == x->node ||
+        !cudag__access_conflict(&r->set.a[y->acc], &r->set.a[x->acc]) ||
+        cudag__reach_query(&r->reach, y->node, x->node))
+        return;
+    report(r, y, x);
 }
 
-/* The accesses of one buffer, e[0..n), in order. */
+/* The accesses of one buffer, e[0..n), in order: each node's are compared
+ * with the map, then recorded in it. */
 static void check_buffer(races *r, const entry *e, uint32_t n)
 {
-    for (uint32_t i = 0; i < n && !cudag__check_full(r->c) && !r->oom; i++) {
-        const entry *x = &e[i];
-        const cudag__access *ax = &r->set.a[x->acc];
-        bool writes = ax->mode & CUDAG__ACC_WRITE;
-        uint32_t stop = 0;      /* older reads were compared with a write */
-        bool stopped = false;
-        for (uint32_t j = i; j-- > 0 && !stopped;) {
-            const entry *y = &e[j];
-            const cudag__access *ay = &r->set.a[y->acc];
-            if (y->node == x->node || !(ay->mode & CUDAG__ACC_WRITE) ||
-                !cudag__access_conflict(ay, ax))
-                continue;
-            if (!reaches(r->g, r->t, r->orders, r->where, r->stamp,
-                         r->stack, &r->tick, y->node, x->node)) {
-                report(r, y, x);
-                continue;
-            }
-            if (covers(ay, ax)) {
-                stop = j;
-                stopped = true;
-            }
+    uint64_t *ends = cudag__malloc(((size_t)n * 2 + 1) * sizeof *ends);
+    cudag__accmap m;
+    if (!ends) {
+        r->oom = true;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        ends[2 * i] = r->set.a[e[i].acc].lo;
+        ends[2 * i + 1] = r->set.a[e[i].acc].hi;
+    }
+    bool ok = cudag__accmap_init(&m, ends, 2 * n);
+    cudag__free(ends);
+    if (!ok) {
+        r->oom = true;
+        return;
+    }
+    r->cur = e;
+    for (uint32_t i = 0, j; i < n && !cudag__check_full(r->c) && !r->oom;
+         i = j) {
+        for (j = i; j < n && e[j].node == e[i].node; j++) {
+            const cudag__access *a = &r->set.a[e[j].acc];
+            r->x = j;
+            cudag__accmap_visit(&m, a->lo, a->hi, a->mode & CUDAG__ACC_WRITE,
+                                earlier, r);
         }
-        if (!writes)
-            continue;
-        for (uint32_t j = i; j-- > stop;) {
-            const entry *y = &e[j];
-            const cudag__access *ay = &r->set.a[y->acc];
-            if (y->node == x->node || (ay->mode & CUDAG__ACC_WRITE) ||
-                !cudag__access_conflict(ay, ax))
-                continue;
-            if (!reaches(r->g, r->t, r->orders, r->where, r->stamp,
-                         r->stack, &r->tick, y->node, x->node))
-                report(r, y, x);
+        for (uint32_t k = i; k < j; k++) {
+            const cudag__access *a = &r->set.a[e[k].acc];
+            if (!cudag__accmap_apply(&m, a->lo, a->hi,
+                                     a->mode & CUDAG__ACC_WRITE, k))
+                r->oom = true;
         }
     }
+    cudag__accmap_free(&m);
 }
 
 /* The races among the nodes of graph g (topology t).  False on OOM. */
 static bool check_graph(cudag__checker *c, const cudag_graph *g,
-                        const cudag__topo *t, uint32_t *count)
+                        const cudag__topo *t, cudag__race_stats *st)
 {
     races r;
     memset(&r, 0, sizeof r);
     r.c = c;
     r.g = g;
     r.t = t;
+    r.st = st;
     bool ok = false;
+    bool reach = false;
     uint32_t *owner = NULL;
     size_t nn = (size_t)g->nnodes + 1;
-    r.where = cudag__malloc(nn * sizeof *r.where);
-    r.stamp = cudag__calloc(nn, sizeof *r.stamp);
-    r.stack = cudag__malloc(nn * sizeof *r.stack);
     owner = cudag__malloc(nn * sizeof *owner);
     r.orders = cudag__malloc(((size_t)g->nedges + 1) * sizeof *r.orders);
-    if (!r.where || !r.stamp || !r.stack || !owner || !r.orders)
+    if (!owner || !r.orders)
         goto done;
     for (uint32_t i = 0; i < g->nedges; i++)
         r.orders[i] = cudag__edge_orders_memory(g, &g->edges[i]);
-    for (uint32_t i = 0; i < g->nnodes; i++)
-        r.where[t->order[i]] = i;
+    if (!cudag__reach_init(&r.reach, g, t, r.orders, 0))
+        goto done;
+    reach = true;
     /* Every node's set, in one list; owner[v] is where v's begin. */
     for (uint32_t v = 0; v < g->nnodes; v++) {
         owner[v] = r.set.n;
@@ -317,7 +298,7 @@ static bool check_graph(cudag__checker *c, const cudag_graph *g,
     for (uint32_t v = 0, k = 0; v < g->nnodes; v++) {
         uint32_t end = v + 1 < g->nnodes ? owner[v + 1] : r.set.n;
         for (; k < end; k++)
-            r.e[k] = (entry){r.set.a[k].buffer, v, r.where[v], k};
+            r.e[k] = (entry){r.set.a[k].buffer, v, r.reach.where[v], k};
     }
     qsort(r.e, r.set.n, sizeof *r.e, cmp_entry);
     for (uint32_t i = 0, j; i < r.set.n && !cudag__check_full(c) && !r.oom;
@@ -329,12 +310,13 @@ static bool check_graph(cudag__checker *c, const cudag_graph *g,
         if (written)
             check_buffer(&r, r.e + i, j - i);
     }
-    *count += r.found;
+    st->accesses += r.set.n;
+    st->searched += r.reach.searched;
+    st->searching += !r.reach.table;
     ok = !r.oom;
 done:
-    cudag__free(r.where);
-    cudag__free(r.stamp);
-    cudag__free(r.stack);
+    if (reach)
+        cudag__reach_free(&r.reach);
     cudag__free(owner);
     cudag__free(r.orders);
     cudag__free(r.e);
@@ -345,22 +327,23 @@ done:
 
 /* g and, depth first, every sub-graph of its nodes. */
 static bool check_tree(cudag__checker *c, const cudag_graph *g,
-                       const cudag__topo *t, uint32_t *count)
+                       const cudag__topo *t, cudag__race_stats *st)
 {
-    if (!check_graph(c, g, t, count))
+    if (!check_graph(c, g, t, st))
         return false;
     for (uint32_t i = 0; i < g->nsubs && !cudag__check_full(c); i++)
-        if (!check_tree(c, g->subs[i], &g->subs[i]->topo, count))
+        if (!check_tree(c, g->subs[i], &g->subs[i]->topo, st))
             return false;
     return true;
 }
 
 bool cudag__check_races(cudag__checker *c, const cudag__topo *t,
-                        uint32_t *count)
+                        cudag__race_stats *st)
 {
-    uint32_t n = 0;
-    bool ok = check_tree(c, c->g, t, &n);
-    if (count)
-        *count = n;
+    cudag__race_stats mine;
+    memset(&mine, 0, sizeof mine);
+    bool ok = check_tree(c, c->g, t, &mine);
+    if (st)
+        *st = mine;
     return ok;
 }
