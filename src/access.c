@@ -91,8 +91,7 @@ typedef struct races {
     entry *e;
     bool *orders;               /* per edge: cudag__edge_orders_memory */
     cudag__reach reach;
-    const entry *cur;           /* the buffer's entries, and the one */
-    uint32_t x;                 /* being compared with earlier ones */
+    const entry *cur;           /* the buffer's entries */
     /* Node pairs already reported, open addressing (key 0 = empty). */
     uint64_t *seen;
     uint32_t nseen, cseen;
@@ -209,12 +208,21 @@ static void report(races *r, const entry *y, const entry *x)
     }
 }
 
-/* An earlier access (entry ref of the buffer's) that the current one must
- * come after: a race unless a path orders them. */
-static void earlier(void *user, uint32_t ref)
+/* Access i of the buffer being checked, for the walk. */
+static cudag__accmap_item item(void *user, uint32_t i)
+{
+    const races *r = user;
+    const cudag__access *a = &r->set.a[r->cur[i].acc];
+    return (cudag__accmap_item){a->lo, a->hi, r->cur[i].node,
+                                a->mode & CUDAG__ACC_WRITE};
+}
+
+/* An earlier access (entry ref of the buffer's) that access i must come
+ * after: a race unless a path orders them. */
+static void earlier(void *user, uint32_t i, uint32_t ref)
 {
     races *r = user;
-    const entry *y = &r->cur[ref], *x = &r->cur[r->x];
+    const entry *y = &r->cur[ref], *x = &r->cur[i];
     r->st->compared++;
     if (y->node == x->node ||
         !cudag__access_conflict(&r->set.a[y->acc], &r->set.a[x->acc]) ||
@@ -223,43 +231,18 @@ static void earlier(void *user, uint32_t ref)
     report(r, y, x);
 }
 
-/* The accesses of one buffer, e[0..n), in order: each node's are compared
- * with the map, then recorded in it. */
+static bool stop(void *user)
+{
+    const races *r = user;
+    return cudag__check_full(r->c) || r->oom;
+}
+
+/* The accesses of one buffer, e[0..n), in order. */
 static void check_buffer(races *r, const entry *e, uint32_t n)
 {
-    uint64_t *ends = cudag__malloc(((size_t)n * 2 + 1) * sizeof *ends);
-    cudag__accmap m;
-    if (!ends) {
-        r->oom = true;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        ends[2 * i] = r->set.a[e[i].acc].lo;
-        ends[2 * i + 1] = r->set.a[e[i].acc].hi;
-    }
-    bool ok = cudag__accmap_init(&m, ends, 2 * n);
-    cudag__free(ends);
-    if (!ok) {
-        r->oom = true;
-        return;
-    }
     r->cur = e;
-    for (uint32_t i = 0, j; i < n && !cudag__check_full(r->c) && !r->oom;
-         i = j) {
-        for (j = i; j < n && e[j].node == e[i].node; j++) {
-            const cudag__access *a = &r->set.a[e[j].acc];
-            r->x = j;
-            cudag__accmap_visit(&m, a->lo, a->hi, a->mode & CUDAG__ACC_WRITE,
-                                earlier, r);
-        }
-        for (uint32_t k = i; k < j; k++) {
-            const cudag__access *a = &r->set.a[e[k].acc];
-            if (!cudag__accmap_apply(&m, a->lo, a->hi,
-                                     a->mode & CUDAG__ACC_WRITE, k))
-                r->oom = true;
-        }
-    }
-    cudag__accmap_free(&m);
+    if (!cudag__accmap_walk(n, item, earlier, stop, r))
+        r->oom = true;
 }
 
 /* The races among the nodes of graph g (topology t).  False on OOM. */

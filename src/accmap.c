@@ -226,3 +226,54 @@ bool cudag__accmap_apply(cudag__accmap *m, uint64_t lo, uint64_t hi,
     }
     return true;
 }
+
+/* ---- a walk ---------------------------------------------------------------- */
+
+typedef struct walk {
+    void (*fn)(void *ctx, uint32_t i, uint32_t earlier);
+    void *ctx;
+    uint32_t i;
+} walk;
+
+static void walk_one(void *user, uint32_t ref)
+{
+    walk *w = user;
+    w->fn(w->ctx, w->i, ref);
+}
+
+bool cudag__accmap_walk(uint32_t n,
+                        cudag__accmap_item (*get)(void *ctx, uint32_t i),
+                        void (*fn)(void *ctx, uint32_t i, uint32_t earlier),
+                        bool (*stop)(void *ctx), void *ctx)
+{
+    uint64_t *ends = cudag__malloc(((size_t)n * 2 + 1) * sizeof *ends);
+    cudag__accmap m;
+    if (!ends)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        cudag__accmap_item it = get(ctx, i);
+        ends[2 * i] = it.lo;
+        ends[2 * i + 1] = it.hi;
+    }
+    bool ok = cudag__accmap_init(&m, ends, 2 * n);
+    cudag__free(ends);
+    if (!ok)
+        return false;
+    walk w = {fn, ctx, 0};
+    for (uint32_t i = 0, j; i < n && ok && !(stop && stop(ctx)); i = j) {
+        uint32_t node = get(ctx, i).node;
+        for (j = i; j < n; j++) {
+            cudag__accmap_item it = get(ctx, j);
+            if (it.node != node)
+                break;
+            w.i = j;
+            cudag__accmap_visit(&m, it.lo, it.hi, it.write, walk_one, &w);
+        }
+        for (uint32_t k = i; k < j && ok; k++) {
+            cudag__accmap_item it = get(ctx, k);
+            ok = cudag__accmap_apply(&m, it.lo, it.hi, it.write, k);
+        }
+    }
+    cudag__accmap_free(&m);
+    return ok;
+}

@@ -50,4 +50,23 @@ bool cudag__accmap_apply(cudag__accmap *m, uint64_t lo, uint64_t hi,
 
 void cudag__accmap_free(cudag__accmap *m);
 
+/* One access as cudag__accmap_walk sees it. */
+typedef struct cudag__accmap_item {
+    uint64_t lo, hi;
+    uint32_t node;              /* accesses of one node are adjacent */
+    bool write;
+} cudag__accmap_item;
+
+/*
+ * Walks accesses 0..n-1 of one buffer in their order with a map of its own:
+ * get(ctx, i) says what access i is; each node's accesses are first compared
+ * (fn(ctx, i, earlier) for every earlier access that cudag__accmap_visit
+ * names, a node's own included) and then recorded.  Stops early when
+ * stop(ctx) (if not NULL) is true.  False on OOM.
+ */
+bool cudag__accmap_walk(uint32_t n,
+                        cudag__accmap_item (*get)(void *ctx, uint32_t i),
+                        void (*fn)(void *ctx, uint32_t i, uint32_t earlier),
+                        bool (*stop)(void *ctx), void *ctx);
+
 #endif /* CUDAG_ACCMAP_H */

@@ -16,6 +16,7 @@
  * positions; a graph loaded from YAML gets the most precise position the IR
  * holds as well. */
 #include "access.h"
+#include "order.h"
 #include "kind.h"
 
 #include <math.h>
@@ -615,7 +616,15 @@ static bool check_one(cudag__checker *c, cudag__topo *t)
 {
     work w;
     memset(&w, 0, sizeof w);
+    unsigned nerr = c->d->nerr;
     check_nodes(c);
+    /* `order: program`: the edges the nodes' accesses need, added before
+     * the graph is ordered (and made again when a changed graph is checked
+     * again); a body's were added in its own check, within check_nodes. */
+    if (c->g->root->order == CUDAG__ORDER_PROGRAM && c->commit &&
+        c->d->nerr == nerr && !cudag__check_full(c) &&
+        !cudag__infer_order(c->g))
+        c->oom = true;
     bool ok = cudag__check_full(c) || check_graph(c, t, &w);
     work_free(&w);
     return ok && !c->oom;

@@ -248,7 +248,26 @@ typedef struct cudag__edge {
     uint32_t from, to;          /* node indices */
     cudag_edge_kind kind;
     cudag__pos pos;             /* where the edge was written */
+    /* An edge `order: program` inferred (order.c), 0 for a written one:
+     * the hazard (CUDAG__HAZARD_*) and the first bytes that need it. */
+    uint8_t inferred;
+    bool why_unknown;           /* an extent ran to the buffer's end */
+    uint32_t why_buffer;
+    uint64_t why_lo, why_hi;
 } cudag__edge;
+
+/* Why an inferred edge exists (cudag__edge.inferred). */
+enum {
+    CUDAG__HAZARD_RAW = 1,      /* read after write */
+    CUDAG__HAZARD_WAR = 2,      /* write after read */
+    CUDAG__HAZARD_WAW = 3       /* write after write */
+};
+
+/* A graph's `order:` (the root's; its bodies and child graphs follow it). */
+enum {
+    CUDAG__ORDER_EDGES = 0,     /* only the edges written */
+    CUDAG__ORDER_PROGRAM = 1    /* as if in written order (order.c) */
+};
 
 /* One instance of a repeated group ("layer[3]"), for DOT clusters. */
 typedef struct cudag__group {
@@ -318,6 +337,7 @@ struct cudag_graph {
     const char **overrides;
     uint32_t noverrides;
     bool checked;
+    uint8_t order;              /* CUDAG__ORDER_*; a root's */
     cudag__topo topo;
 };
 

@@ -446,7 +446,7 @@ static const cudag__define *define_behind(cudag__lower *lw,
 
 static const char *const top_keys[] = {
     "cudag", "name", "description", "include", "vars", "modules",
-    "kernels", "buffers", "conditions", "nodes", "edges",
+    "kernels", "buffers", "conditions", "nodes", "edges", "order",
 };
 
 static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
@@ -484,6 +484,26 @@ static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
                            CUDAG_FORMAT_VERSION);
     if (cudag__check_version(lw, v) != CUDAG_OK)
         return CUDAG_EKEY;
+    const cudag__doc *order = cudag__doc_get(f->root, "order");
+    if (order && !top)
+        return cudag__lerr(lw, CUDAG_EKEY, order->pos,
+                           "'order' belongs to the top file: it orders the "
+                           "whole graph (its bodies and child graphs "
+                           "included), not an included file's part");
+    if (order && cudag__want(lw, order, CUDAG__DOC_SCALAR, "order")) {
+        if (strcmp(order->str, "program") == 0)
+            lw->g->order = CUDAG__ORDER_PROGRAM;
+        else if (strcmp(order->str, "edges") == 0)
+            lw->g->order = CUDAG__ORDER_EDGES;
+        else
+            return cudag__lerr(lw, CUDAG_EKEY, order->pos,
+                               "order: '%s' is not an order: 'program' (the "
+                               "nodes run as if in written order, edges "
+                               "inferred from what they read and write) or "
+                               "'edges' (only the edges written; the "
+                               "default)",
+                               order->str);
+    }
     const cudag__doc *name = cudag__doc_get(f->root, "name");
     if (name && cudag__want(lw, name, CUDAG__DOC_SCALAR, "name")) {
         if (name->len == 0 || name->len > CUDAG__MAX_NAME)

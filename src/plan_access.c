@@ -2,6 +2,7 @@
  * `cudag plan --json` (cudag_plan_access in cudag.h): per node of the tree,
  * the bytes of each buffer it may read and may write (src/access.c). */
 #include "access.h"
+#include "order.h"
 
 #include <string.h>
 
@@ -49,7 +50,31 @@ static bool put_node(cudag__sb *b, const cudag_graph *g, uint32_t v)
         }
         cudag__sb_puts(b, "}");
     }
-    cudag__sb_puts(b, "]}");
+    cudag__sb_puts(b, "]");
+    /* The edges `order: program` inferred into this node, and why. */
+    bool any = false;
+    const cudag__topo *t = &g->topo;
+    for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
+        const cudag__edge *e = &g->edges[t->in_edge[j]];
+        if (!e->inferred)
+            continue;
+        cudag__sb_puts(b, any ? ", " : ", \"inferred\": [");
+        any = true;
+        cudag__sb_puts(b, "{\"from\": ");
+        put_string(b, g->nodes[e->from].name);
+        cudag__sb_printf(b, ", \"kind\": \"%s\", \"why\": \"%s\", "
+                            "\"buffer\": ",
+                         cudag_edge_kind_name(e->kind),
+                         cudag__hazard_name(e->inferred));
+        put_string(b, g->buffers[e->why_buffer].name);
+        cudag__sb_printf(b, ", \"bytes\": [%llu, %llu], \"extent\": \"%s\"}",
+                         (unsigned long long)e->why_lo,
+                         (unsigned long long)e->why_hi,
+                         e->why_unknown ? "to the end" : "exact");
+    }
+    if (any)
+        cudag__sb_puts(b, "]");
+    cudag__sb_puts(b, "}");
     cudag__free(s.a);
     return true;
 }

@@ -209,6 +209,7 @@ static void plan_lists_sets(void **state)
 
 typedef struct tally {
     unsigned graphs, edges, races, quiet, agree;
+    unsigned ordered, needed;   /* order: program DAGs, edges each needed */
 } tally;
 
 /* The oracle's ordering: every memory-edge path, by a bitset closure in
@@ -343,6 +344,9 @@ static void mutate_file(const char *path, tally *t)
     /* A graph that races as written is mutated too: with an edge fewer
      * the checker must still find one. */
     t->graphs++;
+    /* A graph written with `order: program` keeps the edges it inferred
+     * and infers none again: each removal then stands. */
+    g->order = CUDAG__ORDER_EDGES;
     mutate_graph(g, g, t);
     cudag_graph_destroy(g);
 }
@@ -391,6 +395,59 @@ static void reach_agrees(const cudag_graph *g)
     cudag__reach_free(&a);
     cudag__reach_free(&b);
     free(orders);
+}
+
+/* The random DAG `yaml` without its edges, with `order: program`: the
+ * inferred edges leave no race, and each is needed (without it the oracle
+ * finds one: the reduction kept nothing a path implies). */
+static void order_random(tally *t, const char *yaml, int round)
+{
+    static char out[1 << 15];
+    size_t len = 0;
+    for (const char *p = yaml; *p;) {
+        if (strncmp(p, "nodes:\n", 7) == 0)
+            len += (size_t)snprintf(out + len, sizeof out - len,
+                                    "order: program\n");
+        if (strncmp(p, ", after: [", 10) == 0) {
+            p = strchr(p + 10, ']') + 1;
+            continue;
+        }
+        out[len++] = *p++;
+    }
+    out[len] = '\0';
+    cudag_options o = topts(NULL, NULL);
+    cudag_graph *g = NULL;
+    cudag_error err;
+    if (tload_opts(out, "o.yaml", &o, &g, &err) != CUDAG_OK)
+        fail_msg("ordered DAG %d does not load: %s\n%s", round, err.message,
+                 out);
+    t->ordered++;
+    if (checker_race(g) || oracle_race(g))
+        fail_msg("ordered DAG %d races:\n%s", round, out);
+    for (uint32_t i = 0; i < g->nedges; i++) {
+        cudag__edge saved = g->edges[i];
+        memmove(&g->edges[i], &g->edges[i + 1],
+                (g->nedges - i - 1) * sizeof *g->edges);
+        g->nedges--;
+        cudag__graph_touch(g);
+        /* Checked again, the graph would infer the edge anew: the oracle
+         * and the checker see it without (no re-inference: order off). */
+        g->order = CUDAG__ORDER_EDGES;
+        bool truth = oracle_race(g), found = checker_race(g);
+        if (!truth || !found)
+            fail_msg("ordered DAG %d: edge %s -> %s is not needed "
+                     "(oracle %d, checker %d):\n%s",
+                     round, g->nodes[saved.from].name,
+                     g->nodes[saved.to].name, truth, found, out);
+        t->needed++;
+        g->order = CUDAG__ORDER_PROGRAM;
+        memmove(&g->edges[i + 1], &g->edges[i],
+                (g->nedges - i) * sizeof *g->edges);
+        g->edges[i] = saved;
+        g->nedges++;
+        cudag__graph_touch(g);
+    }
+    cudag_graph_destroy(g);
 }
 
 static void mutate_random(tally *t, uint64_t seed)
@@ -471,6 +528,7 @@ static void mutate_random(tally *t, uint64_t seed)
                      "none:\n%s", round, yaml);
         mutate_graph(g, g, t);
         cudag_graph_destroy(g);
+        order_random(t, yaml, round);
     }
 }
 
@@ -481,14 +539,161 @@ static void mutation_proof(void **state)
     clock_t c0 = clock();
     mutate_dir(tsrc("graphs"), &t);
     mutate_dir(tsrc("tests/data/good"), &t);
+    mutate_dir(tsrc("tests/data/schema-good"), &t);
+    mutate_dir(tsrc("tests/data/matrix"), &t);
     uint64_t seed = tseed();
     mutate_random(&t, seed);
     printf("mutation: %u graphs, %u edges removed, %u with a race reported, "
            "%u without, oracle agrees on %u of %u (%.1f s)\n",
            t.graphs, t.edges, t.races, t.quiet, t.agree, t.edges,
            (double)(clock() - c0) / CLOCKS_PER_SEC);
+    printf("order: program: %u random DAGs without edges, %u edges "
+           "inferred, each needed (the oracle races without it)\n",
+           t.ordered, t.needed);
     assert_int_equal(t.agree, t.edges);
     assert_true(t.edges > 0);
+}
+
+/* ---- order: program -------------------------------------------------------- */
+
+/* The edges of checked graph g (not its bodies) as "a>b" (full), "a~b"
+ * (programmatic) or "a.b" (launch order), with a '*' after an inferred
+ * one, sorted, one space between. */
+static void edge_text(const cudag_graph *g, char *out, size_t cap)
+{
+    char lines[64][128];
+    uint32_t n = g->nedges < 64 ? g->nedges : 64;
+    for (uint32_t i = 0; i < n; i++) {
+        const cudag__edge *e = &g->edges[i];
+        snprintf(lines[i], sizeof lines[i], "%s%c%s%s",
+                 g->nodes[e->from].name, ">~."[e->kind],
+                 g->nodes[e->to].name, e->inferred ? "*" : "");
+    }
+    qsort(lines, n, sizeof lines[0],
+          (int (*)(const void *, const void *))strcmp);
+    size_t len = 0;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " " : "",
+                                lines[i]);
+}
+
+/* Which edges the order needs: one case per line. */
+static void order_infers_minimal_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *nodes;
+        const char *edges;
+    } cases[] = {
+        /* Fork-join: three readers of x write a buffer each (parallel). */
+        {"  a: { kernel: w, grid: 1, block: 32, args: [x, {y: 16}, 1.0, N] }\n"
+         "  b: { kernel: w, grid: 1, block: 32, args: [x, {y + 16: 16}, 1.0, N] }\n"
+         "  c: { kernel: r, grid: 1, block: 32, args: [y, x, 1.0, N] }\n",
+         "a>c* b>c*"},
+        /* Read after write, then write after read; the write after write
+         * a -> c goes through b. */
+        {"  a: { kernel: w, grid: 1, block: 32, args: [x, y, 1.0, N] }\n"
+         "  b: { kernel: r, grid: 1, block: 32, args: [y, x, 1.0, N] }\n"
+         "  c: { kernel: w, grid: 1, block: 32, args: [x, y, 1.0, N] }\n",
+         "a>b* b>c*"},
+        /* Write after write alone; kernels that wait take programmatic. */
+        {"  a: " KN("[x, y, 1.0, N] }") "\n"
+         "  b: " KN("[x, y, 1.0, N] }") "\n",
+         "a~b*"},
+        /* Readers only: no edge at all. */
+        {"  a: { kernel: r, grid: 1, block: 32, args: [x, y, 1.0, N] }\n"
+         "  b: { kernel: r, grid: 1, block: 32, args: [y, x, 1.0, N] }\n",
+         ""},
+        /* Disjoint memsets run side by side; a memcpy reading both waits
+         * for both (full edges: a memset is not a kernel). */
+        {"  a: { memset: x, count: 32, value: 0 }\n"
+         "  b: { memset: x + 32, value: 1 }\n"
+         "  c: { memcpy: y, from: x }\n",
+         "a>c* b>c*"},
+        /* A written edge stays, is not inferred again, and makes an
+         * inferred one redundant. */
+        {"  a: { memset: x, value: 0 }\n"
+         "  m: { memset: y, value: 0, after: [a] }\n"
+         "  b: { memcpy: y, from: x, after: [m] }\n",
+         "a>m m>b"},
+        /* A written launch-order edge orders no memory: the inferred
+         * full edge is still needed, and is one (the same pair once). */
+        {"  a: " KN("[x: 8, y: 8, 1.0, N] }") "\n"
+         "  q: " KN("[x + 32: 8, y + 32: 8, 1.0, N], after: [a: launch_order] }") "\n"
+         "  b: " KN("[x + 4: 8, y + 36: 8, 1.0, N] }") "\n",
+         "a.q a~b* q~b*"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[4096], got[2048];
+        snprintf(yaml, sizeof yaml, "%sorder: program\nnodes:\n%s", HEAD,
+                 cases[i].nodes);
+        tdiag td;
+        cudag_graph *g;
+        int rc = load(yaml, &td, 0, &g);
+        if (rc != CUDAG_OK)
+            fail_msg("case %zu: %s", i, td.text);
+        edge_text(g, got, sizeof got);
+        if (strcmp(got, cases[i].edges) != 0 || nraces(&td))
+            print_error("case %zu:\n%s\ngot: %s\n%s", i, cases[i].nodes,
+                        got, td.text);
+        assert_string_equal(got, cases[i].edges);
+        assert_int_equal(nraces(&td), 0);
+        cudag_graph_destroy(g);
+    }
+}
+
+/* Why each inferred edge exists, in plan's text and JSON; a body's nodes
+ * are ordered among themselves and, through their owner, with the rest. */
+static void order_says_why(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_graph *g;
+    int rc = load(HEAD "order: program\n"
+                       "conditions: { c: { default: 1 } }\n"
+                       "nodes:\n"
+                       "  a: { memset: x, count: 8, value: 0 }\n"
+                       "  s: { kernel: s, grid: 1, block: 1, args: [x, c] }\n"
+                       "  loop:\n"
+                       "    if: c\n"
+                       "    then:\n"
+                       "      u: { memset: y, value: 1 }\n"
+                       "      v: { kernel: r, grid: 1, block: 32, args: "
+                       "[y, y, 1.0, N] }\n",
+                  &td, 0, &g);
+    if (rc != CUDAG_OK)
+        fail_msg("%s", td.text);
+    assert_int_equal(nraces(&td), 0);
+    char got[2048];
+    edge_text(g, got, sizeof got);
+    assert_string_equal(got, "a>s*");
+    assert_int_equal(g->nsubs, 1);
+    edge_text(g->subs[0], got, sizeof got);
+    assert_string_equal(got, "loop.then.u>loop.then.v*");
+    char *text = NULL;
+    cudag_error err;
+    assert_int_equal(cudag_plan(g, NULL, &text, &err), CUDAG_OK);
+    assert_non_null(strstr(text,
+                           "inferred edges (order: program):\n"
+                           "  a -> s (full): read after write, buffer 'x' "
+                           "bytes [0, 32) (an extent is unknown: taken to "
+                           "the buffer's end; state it with 'x + OFFSET: "
+                           "COUNT')\n"
+                           "  loop.then.u -> loop.then.v (full): read after "
+                           "write, buffer 'y' bytes [0, 256) (an extent is "
+                           "unknown: taken to the buffer's end; state it "
+                           "with 'y + OFFSET: COUNT')\n"));
+    cudag_free(text);
+    char *json = NULL;
+    assert_int_equal(cudag_plan_access(g, &json, &err), CUDAG_OK);
+    assert_non_null(strstr(json, "\"inferred\": [{\"from\": \"a\", "
+                                 "\"kind\": \"full\", \"why\": \"read "
+                                 "after write\", \"buffer\": \"x\", "
+                                 "\"bytes\": [0, 32], \"extent\": \"to "
+                                 "the end\"}]"));
+    cudag_free(json);
+    cudag_graph_destroy(g);
 }
 
 /* ---- the cost ----------------------------------------------------------- */
@@ -662,6 +867,8 @@ int main(void)
         cmocka_unit_test(plan_lists_sets),
         cmocka_unit_test(mutation_proof),
         cmocka_unit_test(race_work_is_linear),
+        cmocka_unit_test(order_infers_minimal_edges),
+        cmocka_unit_test(order_says_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,11 @@
 """Writes a large generated graph for timing the race check (src/access.c):
 not a test, a measurement (docs/language.md, "Access sets and races").
 
-    python3 tools/gen_access_graph.py SHAPE NODES > big.yaml
+    python3 tools/gen_access_graph.py [--program] SHAPE NODES > big.yaml
     time build/tools/cudag check big.yaml
+
+--program writes the same graph with `order: program` and no `after:`: the
+check then infers the edges first (src/order.c), timed the same way.
 
 SHAPE:
   chain   NODES axpy kernels, each after the one before, all updating one
@@ -16,6 +19,7 @@ SHAPE:
           buffer: no order at all, no race; as wide as it is long, so the
           reachability table gives way to (short) searches.
 """
+import re
 import sys
 
 HEAD = """cudag: 1
@@ -30,10 +34,14 @@ nodes:
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("chain", "layers", "slices"):
+    args = sys.argv[1:]
+    program = args[:1] == ["--program"]
+    if program:
+        args = args[1:]
+    if len(args) != 2 or args[0] not in ("chain", "layers", "slices"):
         sys.exit(__doc__)
-    shape, n = sys.argv[1], int(sys.argv[2])
-    out = sys.stdout
+    shape, n = args[0], int(args[1])
+    out = Program(sys.stdout) if program else sys.stdout
     if shape == "chain":
         out.write(HEAD.format(n=n, cx=64, cy=64))
         out.write('  s[i in N]: { kernel: axpy_f32, grid: 1, block: 64, '
@@ -55,6 +63,18 @@ def main():
         out.write('  s[i in N]: { kernel: scale_f32, grid: 1, block: 64, '
                   'args: [x, {y + i*K: K}, 2.0, K] }\n'
                   '  use: { memset: z, value: 0 }\n')
+
+
+class Program:
+    """Writes through to `out` with `order: program` after the header's
+    first line and every `after: [...]` left out."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, text):
+        text = text.replace("cudag: 1\n", "cudag: 1\norder: program\n")
+        self.out.write(re.sub(r', after: \[(?:"[^"]*"|[^\]"])*\]', "", text))
 
 
 main()
