@@ -623,7 +623,7 @@ static bool check_one(cudag__checker *c, cudag__topo *t)
      * again); a body's were added in its own check, within check_nodes. */
     if (c->g->root->order == CUDAG__ORDER_PROGRAM && c->commit &&
         c->d->nerr == nerr && !cudag__check_full(c) &&
-        !cudag__infer_order(c->g))
+        !cudag__infer_order(c->g, c))
         c->oom = true;
     bool ok = cudag__check_full(c) || check_graph(c, t, &w);
     work_free(&w);

@@ -226,7 +226,11 @@ static void put_edges(cudag__sb *b, const cudag_graph *g, const bool *edge_on)
             cudag__sb_printf(b, " [%s%s%s", style, *style && on ? ", " : "",
                              on ? CRITICAL_ATTRS : "");
             /* Inferred by `order: program`: the buffer and bytes why. */
-            if (e->inferred)
+            if (e->inferred && e->why_buffer == CUDAG__NONE)
+                cudag__sb_printf(b, "%sxlabel=\"condition %s\"",
+                                 *style || on ? ", " : "",
+                                 g->conds[e->why_lo].name);
+            else if (e->inferred)
                 cudag__sb_printf(b, "%sxlabel=\"%s [%llu, %llu)%s\"",
                                  *style || on ? ", " : "",
                                  g->buffers[e->why_buffer].name,

@@ -249,7 +249,9 @@ typedef struct cudag__edge {
     cudag_edge_kind kind;
     cudag__pos pos;             /* where the edge was written */
     /* An edge `order: program` inferred (order.c), 0 for a written one:
-     * the hazard (CUDAG__HAZARD_*) and the first bytes that need it. */
+     * the hazard (CUDAG__HAZARD_*) and the first bytes that need it; for
+     * a condition set before its conditional node reads it, why_buffer is
+     * CUDAG__NONE and why_lo the condition. */
     uint8_t inferred;
     bool why_unknown;           /* an extent ran to the buffer's end */
     uint32_t why_buffer;

@@ -72,6 +72,22 @@ static int cmp_cand(const void *pa, const void *pb)
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
+/* Room for one more candidate; false (in->oom) when there is none. */
+static bool grow(infer *in)
+{
+    if (in->nc == in->cc) {
+        uint32_t nc = in->cc ? 2 * in->cc : 64;
+        void *p = cudag__realloc(in->c, (size_t)nc * sizeof *in->c);
+        if (!p) {
+            in->oom = true;
+            return false;
+        }
+        in->c = p;
+        in->cc = nc;
+    }
+    return true;
+}
+
 /* An earlier access (entry ref of the buffer's) the current one needs. */
 static void earlier(void *user, uint32_t i, uint32_t ref)
 {
@@ -80,16 +96,8 @@ static void earlier(void *user, uint32_t i, uint32_t ref)
     const cudag__access *a = &in->set.a[y->acc], *b = &in->set.a[x->acc];
     if (y->node == x->node || !cudag__access_conflict(a, b))
         return;
-    if (in->nc == in->cc) {
-        uint32_t nc = in->cc ? 2 * in->cc : 64;
-        void *p = cudag__realloc(in->c, (size_t)nc * sizeof *in->c);
-        if (!p) {
-            in->oom = true;
-            return;
-        }
-        in->c = p;
-        in->cc = nc;
-    }
+    if (!grow(in))
+        return;
     bool bw = b->mode & CUDAG__ACC_WRITE, aw = a->mode & CUDAG__ACC_WRITE;
     in->c[in->nc++] = (cand){
         y->node, x->node, a->buffer,
@@ -235,7 +243,25 @@ static bool written(const uint64_t *w, uint32_t nw, uint32_t u, uint32_t v)
 
 /* The candidates of g's nodes, sorted by (v, u), into in->c.  False on
  * OOM. */
-static bool candidates(infer *in)
+/* A kernel that sets a condition, before the conditional node reading it
+ * (both of g): read after write of the condition (why_buffer CUDAG__NONE,
+ * why_lo the condition). */
+static void condition_candidates(infer *in, const cudag__checker *c)
+{
+    for (uint32_t i = 0; i < c->nsetters && !in->oom; i++) {
+        const cudag__cond_setter *s = &c->setters[i];
+        const cudag__cond_user *r = &c->cond_node[s->cond];
+        if (s->at.g != in->g || r->g != in->g || s->at.node >= r->node)
+            continue;
+        if (!grow(in))
+            return;
+        in->c[in->nc++] = (cand){s->at.node, r->node, CUDAG__NONE,
+                                 CUDAG__HAZARD_RAW, false, s->cond,
+                                 s->cond + 1};
+    }
+}
+
+static bool candidates(infer *in, const cudag__checker *c)
 {
     cudag_graph *g = in->g;
     uint32_t *owner = cudag__malloc(((size_t)g->nnodes + 1) * sizeof *owner);
@@ -267,13 +293,14 @@ static bool candidates(infer *in)
         if (writes)
             walk_buffer(in, in->e + i, j - i);
     }
+    condition_candidates(in, c);
     if (in->oom)
         return false;
     qsort(in->c, in->nc, sizeof *in->c, cmp_cand);
     return true;
 }
 
-bool cudag__infer_order(cudag_graph *g)
+bool cudag__infer_order(cudag_graph *g, const cudag__checker *c)
 {
     infer in;
     memset(&in, 0, sizeof in);
@@ -287,28 +314,28 @@ bool cudag__infer_order(cudag_graph *g)
             g->edges[nw++] = g->edges[i];
     g->nedges = nw;
     w = cudag__malloc(((size_t)nw + 1) * sizeof *w);
-    if (!w || !candidates(&in))
+    if (!w || !candidates(&in, c))
         goto done;
     for (uint32_t i = 0; i < nw; i++)
         w[i] = (uint64_t)g->edges[i].from << 32 | g->edges[i].to;
     qsort(w, nw, sizeof *w, cmp_u64);
     /* One edge per pair of nodes, for the first bytes that need it. */
     for (uint32_t i = 0; i < in.nc; i++) {
-        const cand *c = &in.c[i];
-        if ((i && c->u == in.c[i - 1].u && c->v == in.c[i - 1].v) ||
-            written(w, nw, c->u, c->v) || g->nedges >= CUDAG__MAX_EDGES)
+        const cand *k = &in.c[i];
+        if ((i && k->u == in.c[i - 1].u && k->v == in.c[i - 1].v) ||
+            written(w, nw, k->u, k->v) || g->nedges >= CUDAG__MAX_EDGES)
             continue;
         cudag__edge *e = cudag__vec_push((void **)&g->edges, &g->nedges,
                                          &g->cedges, sizeof *e);
         if (!e)
             goto done;
-        *e = (cudag__edge){.from = c->u, .to = c->v,
-                           .kind = edge_kind(g, c->u, c->v),
-                           .pos = g->nodes[c->v].pos,
-                           .inferred = c->hazard,
-                           .why_unknown = c->unknown,
-                           .why_buffer = c->buffer,
-                           .why_lo = c->lo, .why_hi = c->hi};
+        *e = (cudag__edge){.from = k->u, .to = k->v,
+                           .kind = edge_kind(g, k->u, k->v),
+                           .pos = g->nodes[k->v].pos,
+                           .inferred = k->hazard,
+                           .why_unknown = k->unknown,
+                           .why_buffer = k->buffer,
+                           .why_lo = k->lo, .why_hi = k->hi};
     }
     ok = reduce(g);
 done:

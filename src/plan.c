@@ -159,6 +159,15 @@ static void put_inferred(cudag__sb *b, const cudag_graph *g)
             if (!any)
                 cudag__sb_puts(b, "inferred edges (order: program):\n");
             any = true;
+            if (e->why_buffer == CUDAG__NONE) {
+                cudag__sb_printf(b, "  %s -> %s (%s): %s, condition '%s'\n",
+                                 h->nodes[e->from].name,
+                                 h->nodes[e->to].name,
+                                 cudag_edge_kind_name(e->kind),
+                                 cudag__hazard_name(e->inferred),
+                                 h->conds[e->why_lo].name);
+                continue;
+            }
             const char *buf = h->buffers[e->why_buffer].name;
             cudag__sb_printf(b, "  %s -> %s (%s): %s, buffer '%s' bytes "
                                 "[%llu, %llu)%s%s%s\n",

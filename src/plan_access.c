@@ -62,10 +62,16 @@ static bool put_node(cudag__sb *b, const cudag_graph *g, uint32_t v)
         any = true;
         cudag__sb_puts(b, "{\"from\": ");
         put_string(b, g->nodes[e->from].name);
-        cudag__sb_printf(b, ", \"kind\": \"%s\", \"why\": \"%s\", "
-                            "\"buffer\": ",
+        cudag__sb_printf(b, ", \"kind\": \"%s\", \"why\": \"%s\", ",
                          cudag_edge_kind_name(e->kind),
                          cudag__hazard_name(e->inferred));
+        if (e->why_buffer == CUDAG__NONE) {
+            cudag__sb_puts(b, "\"condition\": ");
+            put_string(b, g->conds[e->why_lo].name);
+            cudag__sb_puts(b, "}");
+            continue;
+        }
+        cudag__sb_puts(b, "\"buffer\": ");
         put_string(b, g->buffers[e->why_buffer].name);
         cudag__sb_printf(b, ", \"bytes\": [%llu, %llu], \"extent\": \"%s\"}",
                          (unsigned long long)e->why_lo,

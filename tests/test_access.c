@@ -644,7 +644,8 @@ static void order_infers_minimal_edges(void **state)
 }
 
 /* Why each inferred edge exists, in plan's text and JSON; a body's nodes
- * are ordered among themselves and, through their owner, with the rest. */
+ * are ordered among themselves and, through their owner, with the rest; a
+ * kernel that sets a condition comes before the node that reads it. */
 static void order_says_why(void **state)
 {
     (void)state;
@@ -667,7 +668,9 @@ static void order_says_why(void **state)
     assert_int_equal(nraces(&td), 0);
     char got[2048];
     edge_text(g, got, sizeof got);
-    assert_string_equal(got, "a>s*");
+    /* s sets the condition the if node reads: an edge the access sets do
+     * not show, from the checks' record of setters and readers. */
+    assert_string_equal(got, "a>s* s>loop*");
     assert_int_equal(g->nsubs, 1);
     edge_text(g->subs[0], got, sizeof got);
     assert_string_equal(got, "loop.then.u>loop.then.v*");
@@ -680,6 +683,8 @@ static void order_says_why(void **state)
                            "bytes [0, 32) (an extent is unknown: taken to "
                            "the buffer's end; state it with 'x + OFFSET: "
                            "COUNT')\n"
+                           "  s -> loop (full): read after write, condition "
+                           "'c'\n"
                            "  loop.then.u -> loop.then.v (full): read after "
                            "write, buffer 'y' bytes [0, 256) (an extent is "
                            "unknown: taken to the buffer's end; state it "
@@ -692,6 +697,9 @@ static void order_says_why(void **state)
                                  "after write\", \"buffer\": \"x\", "
                                  "\"bytes\": [0, 32], \"extent\": \"to "
                                  "the end\"}]"));
+    assert_non_null(strstr(json, "{\"from\": \"s\", \"kind\": \"full\", "
+                                 "\"why\": \"read after write\", "
+                                 "\"condition\": \"c\"}"));
     cudag_free(json);
     cudag_graph_destroy(g);
 }
