@@ -704,6 +704,61 @@ static void order_says_why(void **state)
     cudag_graph_destroy(g);
 }
 
+/* Each allocation of a check that infers edges fails in turn: CUDAG_ENOMEM,
+ * nothing leaked, and once none fails the same edges as at first. */
+static void order_survives_oom(void **state)
+{
+    (void)state;
+    tdiag td;
+    cudag_graph *g;
+    int rc = load(HEAD "order: program\n"
+                       "conditions: { c: { default: 1 } }\n"
+                       "nodes:\n"
+                       "  a: { memset: x, count: 8, value: 0 }\n"
+                       "  b: { kernel: w, grid: 1, block: 32, args: "
+                       "[x, {y: 8}, 1.0, N] }\n"
+                       "  d: { kernel: w, grid: 1, block: 32, args: "
+                       "[x, {y + 8: 8}, 1.0, N] }\n"
+                       "  s: { kernel: s, grid: 1, block: 1, args: [y, c] }\n"
+                       "  loop:\n"
+                       "    if: c\n"
+                       "    then:\n"
+                       "      u: { memset: y, value: 1 }\n"
+                       "      v: { kernel: r, grid: 1, block: 32, args: "
+                       "[y, y, 1.0, N] }\n",
+                  &td, 0, &g);
+    if (rc != CUDAG_OK)
+        fail_msg("%s", td.text);
+    char want[2048], body[2048], got[2048];
+    edge_text(g, want, sizeof want);
+    edge_text(g->subs[0], body, sizeof body);
+    assert_string_equal(want, "a>b* a>d* b>s* d>s* s>loop*");
+    long n;
+    for (n = 1;; n++) {
+        cudag__graph_touch(g);
+        long live = cudag__alloc_live();
+        cudag_options o = topts(NULL, NULL);
+        cudag_error e;
+        cudag__alloc_fail_after(n);
+        rc = cudag_check(g, &o, &e);
+        long made = cudag__alloc_fail_after(-1);
+        if (rc == CUDAG_ENOMEM) {
+            assert_int_equal(cudag__alloc_live(), live);
+            assert_false(g->checked);
+            continue;
+        }
+        assert_int_equal(rc, CUDAG_OK);
+        assert_true(made < n);
+        break;
+    }
+    assert_true(n > 10);
+    edge_text(g, got, sizeof got);
+    assert_string_equal(got, want);
+    edge_text(g->subs[0], got, sizeof got);
+    assert_string_equal(got, body);
+    cudag_graph_destroy(g);
+}
+
 /* ---- the cost ----------------------------------------------------------- */
 
 /* The race check's work on graph `yaml` (checked without a race). */
@@ -877,6 +932,7 @@ int main(void)
         cmocka_unit_test(race_work_is_linear),
         cmocka_unit_test(order_infers_minimal_edges),
         cmocka_unit_test(order_says_why),
+        cmocka_unit_test(order_survives_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
