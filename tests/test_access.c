@@ -456,7 +456,10 @@ static void mutate_random(tally *t, uint64_t seed)
     static const char *const bufs[] = {"p", "q", "u"};
     static const int modes[] = {CUDAG__ACC_READ, CUDAG__ACC_WRITE,
                                 CUDAG__ACC_RW};
-    for (int round = 0; round < 150; round++) {
+    /* Under valgrind (100 s for the whole test at 150) a tenth: the same
+     * code, fewer shapes. */
+    int rounds = tunder_valgrind() ? 15 : 150;
+    for (int round = 0; round < rounds; round++) {
         char yaml[1 << 15];
         racc acc[12][3];
         size_t len = (size_t)snprintf(
@@ -791,7 +794,9 @@ static cudag__race_stats race_work(const char *yaml)
 static void race_work_is_linear(void **state)
 {
     (void)state;
-    enum { L = 400, N = 3000 };
+    /* Smaller under valgrind: the counts, not the time, are asserted. */
+    const int L = tunder_valgrind() ? 40 : 400;
+    const int N = tunder_valgrind() ? 300 : 3000;
     static char yaml[1 << 12];
     static const char head[] =
         "cudag: 1\nmodules: { m: k.fatbin }\nkernels:\n"
@@ -824,7 +829,8 @@ static void race_work_is_linear(void **state)
              "  s[i in N]: { kernel: k, grid: 1, block: 32, args: "
              "[x, {z + i*K: K}, {z + i*K: K}] }\n");
     st = race_work(yaml);
-    assert_int_equal(st.searching, 1);
+    /* Past 1 024 chains the table gives way to searches (reach.c). */
+    assert_int_equal(st.searching, N > 1024);
     assert_true(st.compared <= 4 * st.accesses);
     assert_true(st.searched <= 4 * st.accesses);
 }
