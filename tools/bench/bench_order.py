@@ -25,7 +25,9 @@ GPU (skipped, exit 0 after the CPU part, where no device answers):
             program version starts with the bytes the hand-written one's
             instantiation gave it (declared inits are seeded; the rest is
             copied), both replayed once, and every buffer compared bit for
-            bit
+            bit; where some differ, a second hand-written instance from the
+            same start tells a graph that is not deterministic by itself
+            (differ_by_hand_twice) from a wrong order
   timing    --iters replays of each (CUDA events around each, after --warmup
             replays; cudag_exec_time), alternated in --rounds rounds so that
             clocks and neighbours weigh on both alike; medians and the ratio
@@ -42,7 +44,6 @@ Needs python3-yaml (the rewrite) and numpy (the comparison); exits 77 with
 the reason when one is missing.
 """
 import argparse
-import copy
 import ctypes
 import datetime
 import json
@@ -217,8 +218,10 @@ def gpu_compare(cudag, hand, prog, args):
     xp = prog.instantiate()
     try:
         names = list(hand.buffers)
+        xp_start = {}
         for n in names:                 # equal starts, whatever the init
-            xp.write(n, xh.read(n))
+            xp_start[n] = xh.read(n)
+            xp.write(n, xp_start[n])
         xh.launch(1)
         xp.launch(1)
         xh.sync()
@@ -226,12 +229,26 @@ def gpu_compare(cudag, hand, prog, args):
         differ = [n for n in names
                   if xh.read(n).view(np.uint8).tobytes() !=
                   xp.read(n).view(np.uint8).tobytes()]
+        control = None
+        if differ:                      # is the graph itself deterministic?
+            xc = hand.instantiate()
+            try:
+                for n in names:
+                    xc.write(n, xp_start[n])
+                xc.launch(1)
+                xc.sync()
+                control = [n for n in differ
+                           if xh.read(n).view(np.uint8).tobytes() !=
+                           xc.read(n).view(np.uint8).tobytes()]
+            finally:
+                xc.close()
         th, tp = [], []
         for _ in range(args.rounds):
             th += exec_time(cudag, xh, args.warmup, args.iters)
             tp += exec_time(cudag, xp, args.warmup, args.iters)
         mh, mp = statistics.median(th), statistics.median(tp)
         return {"buffers": len(names), "differ": differ,
+                "differ_by_hand_twice": control,
                 "hand_us": mh * 1e3, "program_us": mp * 1e3,
                 "ratio": mp / mh if mh else None,
                 "device": device_name(cudag, xh)}
@@ -321,13 +338,18 @@ def main():
             hand.close()
             prog.close()
     date = datetime.date.today().isoformat()
+    devices = sorted({r["device"] for r in rows if r.get("device")})
+    print(f"\ndevice: {', '.join(devices) or 'none (CPU part only)'}; "
+          f"medians of {args.rounds} x {args.iters} replays each")
     print(f"\n| graph | order | edges by hand | inferred | buffers equal "
           f"| by hand µs | program µs | ratio |  ({date})")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         eq = ("" if "buffers" not in r else
               "all %d" % r["buffers"] if not r["differ"] else
-              "NO: " + ", ".join(r["differ"]))
+              "NO: " + ", ".join(r["differ"]) +
+              " (by hand twice: %s)" % (", ".join(
+                  r["differ_by_hand_twice"]) or "equal"))
         t = (lambda k: f"{r[k]:.1f}" if k in r else "")
         print(f"| {r['graph']} | {r.get('verdict', r.get('error', ''))} | "
               f"{r.get('edges_hand', '')} | {r.get('edges_program', '')} | "
@@ -335,7 +357,8 @@ def main():
               f"{('%.3f' % r['ratio']) if r.get('ratio') else ''} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"date": date, "rows": rows}, f, indent=1)
+            json.dump({"date": date, "devices": devices, "rows": rows}, f,
+                      indent=1)
     return 1 if failed else 0
 
 
