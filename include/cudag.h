@@ -427,6 +427,44 @@ CUDAG_API int cudag_set_kernel_cluster(cudag_graph *g, const char *node,
 CUDAG_API int cudag_set_kernel_priority(cudag_graph *g, const char *node,
                                         int priority, cudag_error *err);
 
+/* How a kernel uses the buffer behind a pointer parameter (docs/language.md,
+ * "Access modes"), as `ptr.read`, `ptr.write` and `ptr.rw` declare it in a
+ * YAML file.  The race check and `order: program` read it. */
+typedef enum cudag_access {
+    CUDAG_ACCESS_UNKNOWN = 0,     /* nothing said: it may read and write */
+    CUDAG_ACCESS_READ = 1,        /* reads only */
+    CUDAG_ACCESS_WRITE = 2,       /* writes only */
+    CUDAG_ACCESS_READ_WRITE = 3   /* reads and writes */
+} cudag_access;
+
+/*
+ * Says how kernels of signature `signature` use pointer parameter `param`
+ * (0-based): what a parameter added by cudag_add_signature() has no way to
+ * say, and a `const T *` in source says by itself.  Without it a pointer
+ * parameter may read and write, so two kernels writing different buffers
+ * through it look like they race on each.  Errors: CUDAG_EINVAL (NULL graph,
+ * an invalid mode, a parameter that is not a pointer), CUDAG_EUNKNOWN (no
+ * such signature), CUDAG_ERANGE (no such parameter), CUDAG_ENOMEM; the
+ * graph is then unchanged.  The graph must be checked again.
+ */
+CUDAG_API int cudag_set_param_access(cudag_graph *g, const char *signature,
+                                     uint32_t param, cudag_access access,
+                                     cudag_error *err);
+
+/*
+ * Says that kernel node `node` touches only `count` elements of its buffer
+ * argument `arg` (0-based), from the argument's offset, as `BUF + OFF:
+ * COUNT` does in a YAML file (docs/language.md, "Extents"); 0 takes the
+ * extent away (to the buffer's end, the default).  cudag_check refuses an
+ * extent past the buffer's end.  Errors: CUDAG_EINVAL (NULL graph, bad name,
+ * a node of another kind, an argument that is not a buffer), CUDAG_EUNKNOWN
+ * (no such node), CUDAG_ERANGE (no such argument).  The graph must be
+ * checked again.
+ */
+CUDAG_API int cudag_set_kernel_arg_count(cudag_graph *g, const char *node,
+                                         uint32_t arg, uint64_t count,
+                                         cudag_error *err);
+
 /* Sets `count` elements of `buffer` from `offset` to `value` (converted to
  * the buffer's type) before each replay reaches this node. */
 CUDAG_API int cudag_add_memset(cudag_graph *g, const char *name,
@@ -661,6 +699,19 @@ typedef struct cudag_plan_info {
  */
 CUDAG_API int cudag_plan(const cudag_graph *g, cudag_plan_info *info,
                          char **text, cudag_error *err);
+
+/*
+ * The access sets of a checked graph (docs/language.md, "Access sets"), as
+ * `cudag plan --json` shows them: a JSON array with one object per node of
+ * the tree (the graph, then its bodies and child graphs, depth first),
+ *   {"node": NAME, "access": [{"buffer": B, "mode": "read" | "write" |
+ *    "read-write", "bytes": [LO, HI], "extent": "exact" | "to the end"
+ *    [, "by": INNER_NODE]}, ...]}
+ * into a new string *json freed with cudag_free().  CUDAG_ESTATE if the
+ * graph has not passed cudag_check(); CUDAG_EINVAL for a body.
+ */
+CUDAG_API int cudag_plan_access(const cudag_graph *g, char **json,
+                                cudag_error *err);
 
 /* Frees memory the library handed out (cudag_dot, cudag_plan text). */
 CUDAG_API void cudag_free(void *p);

@@ -15,6 +15,8 @@
  * "edge a -> b …"), because a graph built through the C API has no source
  * positions; a graph loaded from YAML gets the most precise position the IR
  * holds as well. */
+#include "access.h"
+#include "order.h"
 #include "kind.h"
 
 #include <math.h>
@@ -614,7 +616,15 @@ static bool check_one(cudag__checker *c, cudag__topo *t)
 {
     work w;
     memset(&w, 0, sizeof w);
+    unsigned nerr = c->d->nerr;
     check_nodes(c);
+    /* `order: program`: the edges the nodes' accesses need, added before
+     * the graph is ordered (and made again when a changed graph is checked
+     * again); a body's were added in its own check, within check_nodes. */
+    if (c->g->root->order == CUDAG__ORDER_PROGRAM && c->commit &&
+        c->d->nerr == nerr && !cudag__check_full(c) &&
+        !cudag__infer_order(c->g, c))
+        c->oom = true;
     bool ok = cudag__check_full(c) || check_graph(c, t, &w);
     work_free(&w);
     return ok && !c->oom;
@@ -869,6 +879,10 @@ int cudag__check(cudag_graph *g, cudag__diag *d)
         if (uses[i] == 0)
             cudag__check_warn(&c, CUDAG_ECHECK, g->buffers[i].pos,
                               "buffer '%s' is never used", g->buffers[i].name);
+    /* Races last: they need a graph without errors and its topology. */
+    if (c.first == CUDAG_OK && !cudag__check_full(&c) &&
+        !cudag__check_races(&c, &t, NULL))
+        goto oom;
     if (c.first == CUDAG_OK && !cudag__check_full(&c) && c.commit &&
         !number_tree(&c, g, &t))
         goto oom;

@@ -222,9 +222,23 @@ static void put_edges(cudag__sb *b, const cudag_graph *g, const bool *edge_on)
         bool on = edge_on && edge_on[i];
         cudag__sb_printf(b, "  n%u -> n%u", g->node_base + e->from,
                          g->node_base + e->to);
-        if (*style || on)
-            cudag__sb_printf(b, " [%s%s%s]", style, *style && on ? ", " : "",
+        if (*style || on || e->inferred) {
+            cudag__sb_printf(b, " [%s%s%s", style, *style && on ? ", " : "",
                              on ? CRITICAL_ATTRS : "");
+            /* Inferred by `order: program`: the buffer and bytes why. */
+            if (e->inferred && e->why_buffer == CUDAG__NONE)
+                cudag__sb_printf(b, "%sxlabel=\"condition %s\"",
+                                 *style || on ? ", " : "",
+                                 g->conds[e->why_lo].name);
+            else if (e->inferred)
+                cudag__sb_printf(b, "%sxlabel=\"%s [%llu, %llu)%s\"",
+                                 *style || on ? ", " : "",
+                                 g->buffers[e->why_buffer].name,
+                                 (unsigned long long)e->why_lo,
+                                 (unsigned long long)e->why_hi,
+                                 e->why_unknown ? ", extent unknown" : "");
+            cudag__sb_puts(b, "]");
+        }
         cudag__sb_puts(b, ";\n");
     }
 }

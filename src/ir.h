@@ -100,6 +100,10 @@ typedef struct cudag__sig {
      * buffer must have, NONE where any will do (void*, a declared ptr).
      * NULL when no parameter is typed. */
     cudag_type *pointee;
+    /* Per parameter: how the kernel uses a pointer's buffer (CUDAG__ACC_*
+     * of accset.h: `const T *` in source, `ptr.read` declared), 0 where
+     * nothing says (it may read and write).  NULL when none is known. */
+    uint8_t *access;
     bool pdl;                   /* the code waits before reading upstream data:
                                    declared, or seen in its code */
     /* What the CPU could see of the code: 1 it executes griddepcontrol.wait,
@@ -142,6 +146,8 @@ typedef struct cudag__arg {
     uint32_t buffer;            /* BUFFER: index into graph->buffers;
                                    COND: index into graph->conds */
     uint64_t offset;            /* BUFFER: elements */
+    uint64_t count;             /* BUFFER: elements the kernel may touch from
+                                   offset (`x + o: n`); 0 = to the end */
     int64_t i;                  /* INT */
     double f;                   /* FLOAT */
     cudag__pos pos;
@@ -242,7 +248,28 @@ typedef struct cudag__edge {
     uint32_t from, to;          /* node indices */
     cudag_edge_kind kind;
     cudag__pos pos;             /* where the edge was written */
+    /* An edge `order: program` inferred (order.c), 0 for a written one:
+     * the hazard (CUDAG__HAZARD_*) and the first bytes that need it; for
+     * a condition set before its conditional node reads it, why_buffer is
+     * CUDAG__NONE and why_lo the condition. */
+    uint8_t inferred;
+    bool why_unknown;           /* an extent ran to the buffer's end */
+    uint32_t why_buffer;
+    uint64_t why_lo, why_hi;
 } cudag__edge;
+
+/* Why an inferred edge exists (cudag__edge.inferred). */
+enum {
+    CUDAG__HAZARD_RAW = 1,      /* read after write */
+    CUDAG__HAZARD_WAR = 2,      /* write after read */
+    CUDAG__HAZARD_WAW = 3       /* write after write */
+};
+
+/* A graph's `order:` (the root's; its bodies and child graphs follow it). */
+enum {
+    CUDAG__ORDER_EDGES = 0,     /* only the edges written */
+    CUDAG__ORDER_PROGRAM = 1    /* as if in written order (order.c) */
+};
 
 /* One instance of a repeated group ("layer[3]"), for DOT clusters. */
 typedef struct cudag__group {
@@ -312,6 +339,7 @@ struct cudag_graph {
     const char **overrides;
     uint32_t noverrides;
     bool checked;
+    uint8_t order;              /* CUDAG__ORDER_*; a root's */
     cudag__topo topo;
 };
 

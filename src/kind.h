@@ -8,6 +8,7 @@
 #ifndef CUDAG_KIND_H
 #define CUDAG_KIND_H
 
+#include "accset.h"
 #include "build.h"
 #include "checker.h"
 #include "exec.h"
@@ -142,6 +143,14 @@ typedef struct cudag__kind_ops {
      * code can tell.  Asked of pdl_end kinds; NULL: never says. */
     void (*pdl_check)(const cudag_graph *g, const cudag__node *n, char *why,
                       size_t cap);
+
+    /* Appends to *s the bytes of each buffer node n of g may read and may
+     * write (accset.h; src/access.c asks).  A kind that holds sub-graphs
+     * adds theirs with s->add_graph.  Reads only; the graph is checked
+     * without errors.  NULL: the node touches no buffer (or only ones the
+     * graph cannot see: a capture's, a host callback's). */
+    void (*access)(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n);
 
     /* ---- build (build.c) ---- */
     /* The signature whose code the node launches, and where the node names

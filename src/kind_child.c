@@ -251,6 +251,17 @@ static void body_label(cudag__sb *b, const cudag_graph *g,
 
 static const char *const keys[] = {"graph", "vars", "after"};
 
+/* ---- access sets (src/access.c) ------------------------------------- */
+
+/* What the child graph's nodes touch. */
+static void access(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n)
+{
+    (void)g;
+    if (n->u.ch.sub && s->add_graph)
+        s->add_graph(s, n->u.ch.sub);
+}
+
 const cudag__kind_ops cudag__kind_child = {
     .kind = CUDAG_NODE_CHILD,
     .name = "graph",
@@ -262,6 +273,7 @@ const cudag__kind_ops cudag__kind_child = {
     .plan_count = offsetof(cudag_plan_info, child_nodes),
     .read_yaml = read_yaml,
     .check = check,
+    .access = access,
     .add = add,
     .dot_label = dot_label,
     .dot_shape = ", shape=component, style=filled, fillcolor=lightyellow",

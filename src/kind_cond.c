@@ -484,6 +484,19 @@ static const char *const select_keys[] = {"while", "if", "switch"};
 static const char *const keys[] = {"while", "if", "switch", "body", "then",
                                    "else", "cases", "after"};
 
+/* ---- access sets (src/access.c) ------------------------------------- */
+
+/* What the nodes of any of its bodies touch: which body runs, and how
+ * often, is decided on the device. */
+static void access(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n)
+{
+    (void)g;
+    for (uint32_t i = 0; i < n->u.cnd.nbodies && s->add_graph; i++)
+        if (n->u.cnd.bodies[i])
+            s->add_graph(s, n->u.cnd.bodies[i]);
+}
+
 const cudag__kind_ops cudag__kind_cond = {
     .kind = CUDAG_NODE_CONDITIONAL,
     .name = "conditional",
@@ -497,6 +510,7 @@ const cudag__kind_ops cudag__kind_cond = {
     .plan_count = offsetof(cudag_plan_info, conditional_nodes),
     .read_yaml = read_yaml,
     .check = check,
+    .access = access,
     .prepare = prepare,
     .add = add,
     .dot_label = dot_label,

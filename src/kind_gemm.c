@@ -929,6 +929,33 @@ int cudag_add_gemm(cudag_graph *g, const char *name, const cudag_gemm *gemm,
     return CUDAG_OK;
 }
 
+/* ---- access sets (src/access.c) ------------------------------------- */
+
+/* Each operand from its offset over every element it spans (the rows
+ * between its leading dimensions included: a hull, exact for packed
+ * operands): a, b, c and bias read, d written (and read when it stands for
+ * an absent c with beta not 0). */
+static void access(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n)
+{
+    const cudag__gemm *mm = &n->u.mm;
+    for (int i = 0; i < CUDAG__GEMM_NOPS; i++) {
+        const cudag__operand *o = &mm->op[i];
+        uint64_t span;
+        if (o->buffer == CUDAG__NONE)
+            continue;
+        if (!extent(mm, i, &span))
+            span = UINT64_MAX;
+        unsigned mode = CUDAG__ACC_READ;
+        if (i == CUDAG__GEMM_D)
+            mode = c_operand(mm) == CUDAG__GEMM_D && mm->beta != 0
+                       ? CUDAG__ACC_RW
+                       : CUDAG__ACC_WRITE;
+        cudag__access_add(s, g, o->buffer, o->offset, span, mode, false, n,
+                          cudag__pick(o->pos, n->pos));
+    }
+}
+
 /* ---- the table entry ------------------------------------------------ */
 
 static const char *const keys[] = {"gemm", "after"};
@@ -946,6 +973,7 @@ const cudag__kind_ops cudag__kind_gemm = {
     .plan_count = offsetof(cudag_plan_info, gemm_nodes),
     .read_yaml = read_yaml,
     .check = check,
+    .access = access,
     .add = add,
     .repoint = repoint,
     .dot_label = dot_label,

@@ -16,10 +16,37 @@
 
 /* ---- YAML ------------------------------------------------------------- */
 
+/* The count of `BUF + OFF: COUNT` into a->count: at least 1. */
+static int lower_count(cudag__lower *lw, const cudag__doc *v,
+                       const cudag__binding *env, cudag__arg *a)
+{
+    int64_t n;
+    if (v->type != CUDAG__DOC_SCALAR)
+        return cudag__lerr(lw, CUDAG_EARGS, v->pos,
+                           "an element count must be a scalar, not %s",
+                           cudag__doc_what(v));
+    int rc = cudag__eval(lw, v, env, &n);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (n < 1)
+        return cudag__lerr(lw, CUDAG_ERANGE, v->pos,
+                           "element count %lld must be at least 1",
+                           (long long)n);
+    a->count = (uint64_t)n;
+    return CUDAG_OK;
+}
+
 static int lower_arg(cudag__lower *lw, const cudag__doc *v,
                      const cudag__binding *env, cudag_type want,
                      cudag__arg *a)
 {
+    /* `BUF + OFF: COUNT` (a mapping of one pair): the elements the kernel
+     * may touch from the offset (docs/language.md, "Extents"). */
+    const cudag__doc *count = NULL;
+    if (v->type == CUDAG__DOC_MAP && v->n == 1) {
+        count = v->items[1];
+        v = v->items[0];
+    }
     a->pos = v->pos;
     if (v->type != CUDAG__DOC_SCALAR)
         return cudag__lerr(lw, CUDAG_EARGS, v->pos,
@@ -43,8 +70,14 @@ static int lower_arg(cudag__lower *lw, const cudag__doc *v,
     }
     if (cudag__buffer_ref(lw, v, env, &a->buffer, &a->offset, &rc)) {
         a->kind = CUDAG_ARG_BUFFER;
+        if (count && rc == CUDAG_OK)
+            rc = lower_count(lw, count, env, a);
         return rc;
     }
+    if (count)
+        return cudag__lerr(lw, CUDAG_EARGS, count->pos,
+                           "an element count (': N') follows a buffer "
+                           "argument only");
     if (want == CUDAG_TYPE_COND) {
         char name[CUDAG__MAX_NAME + 1];
         size_t i, n = cudag__leading_name(v, name, &i);
@@ -360,6 +393,15 @@ static void check_arg(cudag__checker *c, const cudag__node *n,
                 "'%s' (%llu element%s)",
                 n->name, pn, (unsigned long long)a->offset, b->name,
                 (unsigned long long)b->count, cudag__plural(b->count));
+        else if (a->count && !cudag__range_ok(a->offset, a->count, b->count))
+            cudag__check_fail(
+                c, CUDAG_ERANGE, pos,
+                "node '%s': argument '%s': %llu element%s at offset %llu "
+                "are outside buffer '%s' (%llu element%s)",
+                n->name, pn, (unsigned long long)a->count,
+                cudag__plural(a->count), (unsigned long long)a->offset,
+                b->name, (unsigned long long)b->count,
+                cudag__plural(b->count));
         return;
     }
     if (a->kind == CUDAG_ARG_COND) {
@@ -1123,11 +1165,98 @@ int cudag_set_kernel_priority(cudag_graph *g, const char *node, int priority,
     return CUDAG_OK;
 }
 
+int cudag_set_param_access(cudag_graph *g, const char *signature,
+                           uint32_t param, cudag_access access,
+                           cudag_error *err)
+{
+    static const char fn[] = "cudag_set_param_access";
+    cudag__error_clear(err);
+    if (!g)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: graph is NULL", fn);
+    uint32_t i = signature ? cudag__find_sig(g, signature) : CUDAG__NONE;
+    if (i == CUDAG__NONE)
+        return cudag__fail_at(err, CUDAG_EUNKNOWN, CUDAG__NOPOS,
+                              "%s: unknown kernel '%s'", fn,
+                              signature ? signature : "(null)");
+    cudag__sig *s = &g->sigs[i];
+    if (param >= s->nparams)
+        return cudag__fail_at(err, CUDAG_ERANGE, CUDAG__NOPOS,
+                              "%s: kernel '%s' has %u parameter%s, not %u",
+                              fn, signature, s->nparams,
+                              cudag__plural(s->nparams), param + 1);
+    if (s->types[param] != CUDAG_TYPE_PTR)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: kernel '%s': parameter '%s' is %s, not a "
+                              "pointer",
+                              fn, signature, s->pnames[param],
+                              cudag_type_name(s->types[param]));
+    if ((unsigned)access > CUDAG_ACCESS_READ_WRITE)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: invalid access %d", fn, (int)access);
+    /* The modes are accset.h's bits, 0 for nothing said. */
+    if (!s->access) {
+        uint8_t *acc = cudag__arena_alloc(&g->arena, s->nparams + 1);
+        if (!acc)
+            return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
+                                  "out of memory");
+        s->access = acc;
+    }
+    s->access[param] = (uint8_t)access;
+    cudag__graph_touch(g);
+    return CUDAG_OK;
+}
+
+int cudag_set_kernel_arg_count(cudag_graph *g, const char *node, uint32_t arg,
+                               uint64_t count, cudag_error *err)
+{
+    static const char fn[] = "cudag_set_kernel_arg_count";
+    cudag__kernel *k;
+    int rc = builder_kernel(g, node, fn, &k, err);
+    if (rc != CUDAG_OK)
+        return rc;
+    if (arg >= k->nargs)
+        return cudag__fail_at(err, CUDAG_ERANGE, CUDAG__NOPOS,
+                              "%s: node '%s' has %u argument%s, not %u", fn,
+                              node, k->nargs, cudag__plural(k->nargs),
+                              arg + 1);
+    if (k->args[arg].kind != CUDAG_ARG_BUFFER)
+        return cudag__fail_at(err, CUDAG_EINVAL, CUDAG__NOPOS,
+                              "%s: node '%s': argument %u is not a buffer",
+                              fn, node, arg);
+    k->args[arg].count = count;
+    return CUDAG_OK;
+}
+
 /* ---- the table entry ------------------------------------------------ */
 
 static const char *const keys[] = {"kernel",  "grid",     "block",
                                    "smem",    "cluster",  "priority",
                                    "args",    "after"};
+
+/* ---- access sets (src/access.c) ------------------------------------- */
+
+/* Each buffer argument from its offset: over its stated count (`x + o: n`),
+ * else to the buffer's end, flagged unknown; read only through a `const T *`
+ * or a `ptr.read` parameter, written only through `ptr.write`, else both. */
+static void access(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n)
+{
+    const cudag__kernel *k = &n->u.k;
+    const cudag__sig *sig = k->sig < g->nsigs ? &g->sigs[k->sig] : NULL;
+    for (uint32_t i = 0; i < k->nargs; i++) {
+        const cudag__arg *a = &k->args[i];
+        if (a->kind != CUDAG_ARG_BUFFER)
+            continue;
+        unsigned mode = sig && sig->access && i < sig->nparams
+                            ? sig->access[i]
+                            : 0;
+        cudag__access_add(s, g, a->buffer, a->offset,
+                          a->count ? a->count : UINT64_MAX,
+                          mode ? mode : CUDAG__ACC_RW, a->count == 0, n,
+                          cudag__pick(a->pos, n->pos));
+    }
+}
 
 const cudag__kind_ops cudag__kind_kernel = {
     .kind = CUDAG_NODE_KERNEL,
@@ -1140,6 +1269,7 @@ const cudag__kind_ops cudag__kind_kernel = {
     .plan_count = offsetof(cudag_plan_info, kernel_nodes),
     .read_yaml = read_yaml,
     .check = check,
+    .access = access,
     .code = code,
     .launch_slots = launch_slots,
     .describe = describe,

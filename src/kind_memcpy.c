@@ -208,6 +208,19 @@ int cudag_add_memcpy(cudag_graph *g, const char *name, const char *dst,
 
 static const char *const keys[] = {"memcpy", "from", "count", "after"};
 
+/* ---- access sets (src/access.c) ------------------------------------- */
+
+/* Exactly the elements it reads and writes. */
+static void access(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n)
+{
+    const cudag__memcpy *m = &n->u.cpy;
+    cudag__access_add(s, g, m->src, m->src_offset, m->count, CUDAG__ACC_READ,
+                      false, n, n->pos);
+    cudag__access_add(s, g, m->dst, m->dst_offset, m->count, CUDAG__ACC_WRITE,
+                      false, n, n->pos);
+}
+
 const cudag__kind_ops cudag__kind_memcpy = {
     .kind = CUDAG_NODE_MEMCPY,
     .name = "memcpy",
@@ -219,6 +232,7 @@ const cudag__kind_ops cudag__kind_memcpy = {
     .plan_count = offsetof(cudag_plan_info, memcpy_nodes),
     .read_yaml = read_yaml,
     .check = check,
+    .access = access,
     .add = add,
     .repoint = repoint,
     .launch = launch,

@@ -249,6 +249,17 @@ int cudag_add_memset(cudag_graph *g, const char *name, const char *buffer,
 
 static const char *const keys[] = {"memset", "value", "count", "after"};
 
+/* ---- access sets (src/access.c) ------------------------------------- */
+
+/* Exactly the elements it sets. */
+static void access(cudag__accset *s, const cudag_graph *g,
+                   const cudag__node *n)
+{
+    const cudag__memset *m = &n->u.set;
+    cudag__access_add(s, g, m->buffer, m->offset, m->count, CUDAG__ACC_WRITE,
+                      false, n, n->pos);
+}
+
 const cudag__kind_ops cudag__kind_memset = {
     .kind = CUDAG_NODE_MEMSET,
     .name = "memset",
@@ -260,6 +271,7 @@ const cudag__kind_ops cudag__kind_memset = {
     .plan_count = offsetof(cudag_plan_info, memset_nodes),
     .read_yaml = read_yaml,
     .check = check,
+    .access = access,
     .add = add,
     .repoint = repoint,
     .launch = launch,

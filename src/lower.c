@@ -1,6 +1,7 @@
 /* lower.c — from files to IR: reading a file and its includes into a source,
  * then lowering the top-level sections (vars, modules, kernels, buffers);
  * nodes and edges are in nodes.c.  Also the public load functions. */
+#include "accset.h"
 #include "front.h"
 #include "modules.h"
 #include "paths.h"
@@ -445,7 +446,7 @@ static const cudag__define *define_behind(cudag__lower *lw,
 
 static const char *const top_keys[] = {
     "cudag", "name", "description", "include", "vars", "modules",
-    "kernels", "buffers", "conditions", "nodes", "edges",
+    "kernels", "buffers", "conditions", "nodes", "edges", "order",
 };
 
 static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
@@ -483,6 +484,26 @@ static int lower_header(cudag__lower *lw, const cudag__file *f, bool top)
                            CUDAG_FORMAT_VERSION);
     if (cudag__check_version(lw, v) != CUDAG_OK)
         return CUDAG_EKEY;
+    const cudag__doc *order = cudag__doc_get(f->root, "order");
+    if (order && !top)
+        return cudag__lerr(lw, CUDAG_EKEY, order->pos,
+                           "'order' belongs to the top file: it orders the "
+                           "whole graph (its bodies and child graphs "
+                           "included), not an included file's part");
+    if (order && cudag__want(lw, order, CUDAG__DOC_SCALAR, "order")) {
+        if (strcmp(order->str, "program") == 0)
+            lw->g->order = CUDAG__ORDER_PROGRAM;
+        else if (strcmp(order->str, "edges") == 0)
+            lw->g->order = CUDAG__ORDER_EDGES;
+        else
+            return cudag__lerr(lw, CUDAG_EKEY, order->pos,
+                               "order: '%s' is not an order: 'program' (the "
+                               "nodes run as if in written order, edges "
+                               "inferred from what they read and write) or "
+                               "'edges' (only the edges written; the "
+                               "default)",
+                               order->str);
+    }
     const cudag__doc *name = cudag__doc_get(f->root, "name");
     if (name && cudag__want(lw, name, CUDAG__DOC_SCALAR, "name")) {
         if (name->len == 0 || name->len > CUDAG__MAX_NAME)
@@ -705,6 +726,26 @@ static void lower_modules(cudag__lower *lw, const cudag__file *f)
     }
 }
 
+/* A declared parameter type with its access mode (docs/language.md,
+ * "Access modes"): "ptr.read" gives *mode CUDAG__ACC_READ and returns 3, the
+ * length of the type; 0 for "ptr." and an unknown word after it; len (and
+ * *mode 0) for any other type. */
+static size_t ptr_access(const char *str, size_t len, unsigned *mode)
+{
+    static const struct { const char *word; unsigned mode; } modes[] = {
+        {"read", CUDAG__ACC_READ}, {"write", CUDAG__ACC_WRITE},
+        {"rw", CUDAG__ACC_RW}};
+    *mode = 0;
+    if (len < 4 || strncmp(str, "ptr.", 4) != 0)
+        return len;
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        if (strcmp(str + 4, modes[i].word) == 0) {
+            *mode = modes[i].mode;
+            return 3;
+        }
+    return 0;
+}
+
 static int lower_params(cudag__lower *lw, const cudag__doc *k,
                         const cudag__doc *params, cudag__sig *s)
 {
@@ -738,9 +779,22 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
             return cudag__lerr(lw, CUDAG_ETYPE, t->pos,
                                "a parameter type must be a scalar, not %s",
                                cudag__doc_what(t));
-        cudag_type ty = cudag__type_parse(t->str, t->len);
+        unsigned mode = 0;
+        size_t tlen = ptr_access(t->str, t->len, &mode);
+        if (tlen == 0)
+            return cudag__lerr(lw, CUDAG_ETYPE, t->pos,
+                               "unknown access '%s' (a ptr parameter is "
+                               "ptr.read, ptr.write or ptr.rw)",
+                               t->str + 4);
+        cudag_type ty = cudag__type_parse(t->str, tlen);
         if (ty == CUDAG_TYPE_NONE)
             return cudag__bad_type(lw, t->pos, t->str, false);
+        if (mode && !s->access)
+            s->access = cudag__arena_alloc(&g->arena, n + 1);
+        if (mode && !s->access)
+            return cudag__lerr(lw, CUDAG_ENOMEM, t->pos, "out of memory");
+        if (mode)
+            s->access[i] = (uint8_t)mode;
         s->types[i] = ty;
         s->pnames[i] = pn ? pn->str : cudag__arena_printf(&g->arena, "p%u", i);
         if (!s->pnames[i])

@@ -3,6 +3,7 @@
  * headers for its kernels; signatures made from those kernels, or checked
  * against the entry points; and cudag_add_module_source(). */
 #include "modules.h"
+#include "accset.h"
 #include "cache.h"
 #include "compile.h"
 
@@ -240,6 +241,25 @@ static uint32_t usable_names(const cudag__src_decls *d, const char **out)
     return n;
 }
 
+/* Per parameter of kernel k (resolved into *ss): CUDAG__ACC_READ for a
+ * pointer to const data, 0 (may read and write) for the rest; NULL when no
+ * parameter is read only, or on OOM (then nothing is known, which is
+ * safe: every pointer may be written). */
+static uint8_t *source_access(cudag__arena *a, const cudag__src_kernel *k,
+                              const cudag__src_sig *ss)
+{
+    uint8_t *acc = NULL;
+    for (uint32_t i = 0; i < ss->nparams && i < k->nparams; i++) {
+        if (ss->types[i] != CUDAG_TYPE_PTR ||
+            !cudag__src_ptr_const(k->params[i].ctype))
+            continue;
+        if (!acc && !(acc = cudag__arena_alloc(a, ss->nparams + 1)))
+            return NULL;
+        acc[i] = CUDAG__ACC_READ;
+    }
+    return acc;
+}
+
 int cudag__sig_from_source(cudag_graph *g, cudag__sig *s, const char *expr,
                            cudag__pos use, cudag_error *err)
 {
@@ -275,6 +295,7 @@ int cudag__sig_from_source(cudag_graph *g, cudag__sig *s, const char *expr,
     for (uint32_t i = 0; i < ss.nparams; i++)
         typed |= ss.pointee[i] != CUDAG_TYPE_NONE;
     s->pointee = typed ? ss.pointee : NULL;
+    s->access = source_access(&g->arena, k, &ss);
     s->waits = k->waits ? 1 : -1;
     s->pdl |= k->waits;
     /* An extern "C" kernel's symbol is its name; anything else is lowered

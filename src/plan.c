@@ -40,6 +40,7 @@
  * indented two spaces per level of nesting.
  */
 #include "kind.h"
+#include "order.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,6 +146,46 @@ static void put_bodies(cudag__sb *b, const cudag_graph *g, uint32_t *start,
 }
 
 /* The plan's text (format at the top of this file); NULL on OOM. */
+/* The edges `order: program` inferred, each with why (none: nothing). */
+static void put_inferred(cudag__sb *b, const cudag_graph *g)
+{
+    bool any = false;
+    for (uint32_t t = 0; t < cudag__tree_ngraphs(g); t++) {
+        const cudag_graph *h = cudag__tree_graph(g, t);
+        for (uint32_t i = 0; i < h->nedges; i++) {
+            const cudag__edge *e = &h->edges[i];
+            if (!e->inferred)
+                continue;
+            if (!any)
+                cudag__sb_puts(b, "inferred edges (order: program):\n");
+            any = true;
+            if (e->why_buffer == CUDAG__NONE) {
+                cudag__sb_printf(b, "  %s -> %s (%s): %s, condition '%s'\n",
+                                 h->nodes[e->from].name,
+                                 h->nodes[e->to].name,
+                                 cudag_edge_kind_name(e->kind),
+                                 cudag__hazard_name(e->inferred),
+                                 h->conds[e->why_lo].name);
+                continue;
+            }
+            const char *buf = h->buffers[e->why_buffer].name;
+            cudag__sb_printf(b, "  %s -> %s (%s): %s, buffer '%s' bytes "
+                                "[%llu, %llu)%s%s%s\n",
+                             h->nodes[e->from].name, h->nodes[e->to].name,
+                             cudag_edge_kind_name(e->kind),
+                             cudag__hazard_name(e->inferred), buf,
+                             (unsigned long long)e->why_lo,
+                             (unsigned long long)e->why_hi,
+                             e->why_unknown
+                                 ? " (an extent is unknown: taken to the "
+                                   "buffer's end; state it with '"
+                                 : "",
+                             e->why_unknown ? buf : "",
+                             e->why_unknown ? " + OFFSET: COUNT')" : "");
+        }
+    }
+}
+
 static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
                        uint32_t *start, uint32_t *by_level)
 {
@@ -181,6 +222,7 @@ static char *plan_text(const cudag_graph *g, const cudag_plan_info *pi,
     cudag__sb_puts(&b, "schedule:\n");
     put_schedule(&b, g, 0, start, by_level);
     put_bodies(&b, g, start, by_level);
+    put_inferred(&b, g);
     return cudag__sb_finish(&b);
 }
 

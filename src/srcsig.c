@@ -1121,6 +1121,19 @@ cudag_type cudag__src_ctype(const char *ctype, cudag_type *pointee)
     return CUDAG_TYPE_PTR;
 }
 
+bool cudag__src_ptr_const(const char *ctype)
+{
+    char w[24][64];
+    uint32_t n = words(ctype, w, 24);
+    bool is_const = false;
+    for (uint32_t i = 0; i < n; i++) {
+        if (strcmp(w[i], "*") == 0)
+            return is_const && (i + 1 == n || strcmp(w[i + 1], "*") != 0);
+        is_const |= strcmp(w[i], "const") == 0;
+    }
+    return false;
+}
+
 /* Replaces, in a type string, each word bound by a template argument, an
  * alias or an object-like macro, repeatedly (at most 8 rounds).  Returns the
  * new string in the arena, or NULL with *why set when a function-like macro

@@ -120,6 +120,11 @@ int cudag__src_signature(cudag__arena *a, const cudag__src_decls *d,
  */
 cudag_type cudag__src_ctype(const char *ctype, cudag_type *pointee);
 
+/* True for a pointer to const data, one star deep ("const float *",
+ * "float const *"): the kernel only reads through it.  False for anything
+ * else ("float *", "float *const", "const float **"). */
+bool cudag__src_ptr_const(const char *ctype);
+
 /*
  * Calls fn(user, name, len, angled, line) for each #include directive of
  * text, in order (quoted: angled false).  Stops early and returns fn's

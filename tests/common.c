@@ -171,3 +171,15 @@ void tchild(void (*fn)(void *arg, char *out, size_t cap), void *arg,
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
+
+bool tunder_valgrind(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, "vgpreload") != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}

@@ -59,6 +59,9 @@ void tassert_contains(const char *hay, const char *needle, const char *file,
  * clock (printed so a failure can be replayed). */
 double trand(uint64_t *state, double lo, double hi);
 uint64_t tseed(void);
+/* True when the test runs under valgrind (its preload is mapped): a test
+ * whose work is a sweep may take a smaller one there. */
+bool tunder_valgrind(void);
 
 /* Runs fn(arg, out, cap) in a child process, for what a process does only
  * once (opening a library), and copies the text it wrote into out into the

@@ -38,6 +38,13 @@ static cudag_graph *new_graph(void)
     assert_int_equal(cudag_add_signature(g, "scale_f32", "m", NULL, scale, 4,
                                          0, &e),
                      CUDAG_OK);
+    /* As the shipped kernel declares it: reads x, writes y. */
+    assert_int_equal(cudag_set_param_access(g, "scale_f32", 0,
+                                            CUDAG_ACCESS_READ, &e),
+                     CUDAG_OK);
+    assert_int_equal(cudag_set_param_access(g, "scale_f32", 1,
+                                            CUDAG_ACCESS_WRITE, &e),
+                     CUDAG_OK);
     assert_int_equal(cudag_add_signature(g, "one", "m", NULL, one, 1, 0, &e),
                      CUDAG_OK);
     assert_int_equal(cudag_add_signature(g, "nop", "m", NULL, NULL, 0, 1, &e),
@@ -158,12 +165,18 @@ static void check_accepts_valid_graph(void **state)
     cudag_arg a[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 63),
                      cudag_arg_float(2.0), cudag_arg_int(64)};
     /* Index order: sink(0) left(1) right(2) zero(3) src(4) copy(5). */
+    cudag_arg b[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 62),
+                     cudag_arg_float(2.0), cudag_arg_int(1)};
+    cudag_error e;
+    /* left writes y[63], right y[62], copy y[0, 62): they need no order. */
     nop(g, "sink");
     kern(g, "left", "scale_f32", a, 4);
-    kern(g, "right", "scale_f32", a, 4);
+    kern(g, "right", "scale_f32", b, 4);
+    assert_int_equal(cudag_set_kernel_arg_count(g, "right", 1, 1, &e),
+                     CUDAG_OK);
     memset_node(g, "zero", "x", 0, 64, 0.0);
     nop(g, "src");
-    memcpy_node(g, "copy", "y", 0, "x", 0, 64);
+    memcpy_node(g, "copy", "y", 0, "x", 0, 62);
     edge(g, "zero", "src", CUDAG_EDGE_FULL);
     edge(g, "src", "left", CUDAG_EDGE_PROGRAMMATIC);
     edge(g, "src", "right", CUDAG_EDGE_LAUNCH_ORDER);

@@ -407,7 +407,7 @@ static void cond_checks_who_reads_and_sets(void **state)
         tload(HEAD "conditions: {c: {default: 1}, u: {}, more: {default: 1}}\n"
               "nodes:\n"
               "  l: {if: c, then: {a: {memset: it, value: 0}}}\n"
-              "  s: {kernel: cond_count_i32, grid: 1, block: 32, args: [it, K, more]}\n"
+              "  s: {kernel: cond_count_i32, grid: 1, block: 32, args: [it, K, more], after: l}\n"
               "  w: {while: more, after: s, body: {a: {memset: it, value: 0}}}\n",
               &d, &g),
         CUDAG_OK);

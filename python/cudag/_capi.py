@@ -151,6 +151,8 @@ INIT_KINDS = {None: 0, "zero": 1, "const": 2, "iota": 3, "random": 4}
 EDGE_KINDS = {"full": 0, "programmatic": 1, "launch_order": 2}
 TYPE_F64 = 12
 TYPE_PTR = 13
+# cudag_access: how a kernel uses a ptr parameter's buffer ("ptr.read").
+ACCESS = {"ptr": 0, "ptr.read": 1, "ptr.write": 2, "ptr.rw": 3}
 
 # A CUstream value meaning the legacy default stream (cuda.h's
 # CU_STREAM_LEGACY): cudag reads a NULL stream as "make your own".
@@ -190,6 +192,10 @@ _PROTOTYPES = {
     "cudag_set_kernel_cluster": (c_int, [_graph_p, c_char_p, cudag_dim3,
                                          _err_p]),
     "cudag_set_kernel_priority": (c_int, [_graph_p, c_char_p, c_int, _err_p]),
+    "cudag_set_param_access": (c_int, [_graph_p, c_char_p, c_uint32, c_int,
+                                       _err_p]),
+    "cudag_set_kernel_arg_count": (c_int, [_graph_p, c_char_p, c_uint32,
+                                           c_uint64, _err_p]),
     "cudag_add_memset": (c_int, [_graph_p, c_char_p, c_char_p, c_uint64,
                                  c_uint64, c_double, _err_p]),
     "cudag_add_memcpy": (c_int, [_graph_p, c_char_p, c_char_p, c_uint64,

@@ -292,16 +292,23 @@ class Graph(Closable):
     def signature(self, name: str, module: str, params: Iterable,
                   symbol: str | None = None, pdl: bool = False) -> None:
         """A kernel's signature: `params` is a list of (name, type) pairs or
-        types ("ptr", "f32", …); `pdl` says its code waits with
-        griddepcontrol.wait before reading upstream data."""
+        types ("ptr", "f32", …); a pointer the kernel only reads or only
+        writes is "ptr.read" or "ptr.write" ("ptr.rw": both), as in YAML,
+        for the race check (cudag_set_param_access).  `pdl` says its code
+        waits with griddepcontrol.wait before reading upstream data."""
         items = [p if isinstance(p, tuple) else (None, p) for p in params]
         arr = (C.cudag_param * max(len(items), 1))()
         for i, (pname, ptype) in enumerate(items):
-            t = C.TYPE_PTR if ptype == "ptr" else A.element_type(ptype).value
+            t = (C.TYPE_PTR if ptype in C.ACCESS
+                 else A.element_type(ptype).value)
             arr[i] = C.cudag_param(None if pname is None else C.cstr(pname), t)
         self._call(lib.cudag_add_signature, C.cstr(name), C.cstr(module),
                    None if symbol is None else C.cstr(symbol), arr,
                    len(items), int(bool(pdl)))
+        for i, (_, ptype) in enumerate(items):
+            if C.ACCESS.get(ptype):
+                self._call(lib.cudag_set_param_access, C.cstr(name), i,
+                           C.ACCESS[ptype])
 
     def buffer(self, name: str, type, count: int, init=None, *,
                seed: int = 0, range: tuple = None) -> None:
@@ -330,14 +337,22 @@ class Graph(Closable):
                args: Iterable = (), shared: int = 0, cluster=None,
                priority: int | None = None) -> None:
         """A kernel node.  `grid` and `block` are an int or up to three;
-        `args`: each a buffer name, (buffer, element offset), an int, a
-        float or None (a null pointer).  `cluster` (an int or up to three)
+        `args`: each a buffer name, (buffer, element offset), (buffer,
+        offset, element count: what the kernel touches, for the race check;
+        cudag_set_kernel_arg_count), an int, a float or None (a null
+        pointer).  `cluster` (an int or up to three)
         and `priority` are cudag_set_kernel_cluster and
         cudag_set_kernel_priority."""
-        cargs = [to_arg(a) for a in args]
+        args = list(args)
+        cargs = [to_arg(a[:2] if isinstance(a, tuple) and len(a) == 3 else a)
+                 for a in args]
         arr = (C.cudag_arg * max(len(cargs), 1))(*cargs)
         self._call(lib.cudag_add_kernel, C.cstr(name), C.cstr(signature),
                    _dim3(grid), _dim3(block), shared, arr, len(cargs))
+        for i, a in enumerate(args):
+            if isinstance(a, tuple) and len(a) == 3:
+                self._call(lib.cudag_set_kernel_arg_count, C.cstr(name), i,
+                           int(a[2]))
         if cluster is not None:
             self._call(lib.cudag_set_kernel_cluster, C.cstr(name),
                        _dim3(cluster))

@@ -35,10 +35,13 @@ def build_forkjoin() -> cudag.Graph:
     g = cudag.Graph("forkjoin")
     g.var("N", 4096)
     g.module("cudag", cudag.kernels_dir() / "cudag_kernels.fatbin")
+    # The access modes of cudag_kernels.yaml: times2 and times3 only read x.
     g.signature("scale_f32", "cudag",
-                [("x", "ptr"), ("y", "ptr"), ("a", "f32"), ("n", "i64")],
+                [("x", "ptr.read"), ("y", "ptr.write"), ("a", "f32"),
+                 ("n", "i64")],
                 pdl=True)
-    g.signature("add_f32", "cudag", ["ptr", "ptr", "ptr", np.int64], pdl=True)
+    g.signature("add_f32", "cudag",
+                ["ptr.read", "ptr.read", "ptr.write", np.int64], pdl=True)
     g.buffer("x", "f32", 4096, init="random")
     for name in "aby":
         g.buffer(name, np.float32, 4096)
@@ -50,6 +53,35 @@ def build_forkjoin() -> cudag.Graph:
     g.edge("times3", "join", kind="programmatic")
     g.edge("join", "clear")
     return g
+
+
+def test_builder_access_modes_and_extents():
+    """A ptr parameter with no access mode may read and write: two kernels
+    reading one buffer through it race.  "ptr.read" says otherwise, and a
+    (buffer, offset, count) argument narrows what a kernel writes."""
+    def two_readers(mode, out_b):
+        g = cudag.Graph("modes")
+        g.module("cudag", cudag.kernels_dir() / "cudag_kernels.fatbin")
+        g.signature("scale_f32", "cudag",
+                    [("x", mode), ("y", "ptr.write"), ("a", "f32"),
+                     ("n", "i64")])
+        g.buffer("x", "f32", 64, init="random")
+        g.buffer("y", "f32", 64)
+        g.kernel("p", "scale_f32", 1, 32, ["x", ("y", 0, 32), 2.0, 32])
+        g.kernel("q", "scale_f32", 1, 32, ["x", out_b, 2.0, 32])
+        return g.check()
+
+    races = [d for d in two_readers("ptr", ("y", 32, 32))
+             if "race:" in d.message]
+    assert len(races) == 2
+    assert "bytes [0, 256) of buffer 'x'" in races[0].message
+    assert two_readers("ptr.read", ("y", 32, 32)) == []
+    # q's y from element 32 to the end is still clear of p's [0, 32).
+    assert two_readers("ptr.read", ("y", 32)) == []
+    # From element 16 to the end, q writes what p writes.
+    races = two_readers("ptr.read", ("y", 16))
+    assert len(races) == 2
+    assert "bytes [64, 128) of buffer 'y'" in races[0].message
 
 
 def test_builder_makes_the_yaml_graph():

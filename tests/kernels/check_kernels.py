@@ -73,6 +73,10 @@ def parse_manifest(path):
             for item in filter(None, (p.strip() for p in params.split(','))):
                 pname, _, ptype = item.partition(':')
                 ptype = ptype.strip()
+                # An access mode (ptr.read, ptr.write, ptr.rw) is the
+                # pointer's: the PTX sees 8 bytes either way.
+                if ptype in ('ptr.read', 'ptr.write', 'ptr.rw'):
+                    ptype = 'ptr'
                 if ptype not in SIZES:
                     fail(f'{path}:{no}: {name}: unknown type {ptype!r}')
                 plist.append((pname.strip(), ptype))

@@ -278,7 +278,13 @@ static void print_plan_json(const cudag_graph *g, const cudag_plan_info *info,
         }
         printf("]");
     }
-    printf("]}\n");
+    printf("]");
+    /* What each node reads and writes (src/access.c). */
+    char *access = NULL;
+    if (cudag_plan_access(g, &access, NULL) == CUDAG_OK)
+        printf(", \"access\": %s", access);
+    cudag_free(access);
+    printf("}\n");
 }
 
 int cmd_plan(cli *c, int argc, char **argv)
