@@ -395,6 +395,8 @@ static const struct reference {
     {"single", ref_single, NULL, 0, BURST, NULL},
     {"diamond", ref_diamond, NULL, 0, BURST, NULL},
     {"fork_join", ref_fork_join, NULL, 0, BURST, NULL},
+    /* the same graph with its edges inferred (order: program) */
+    {"fork_join_program", ref_fork_join, NULL, 0, BURST, NULL},
     {"memops", ref_memops, NULL, 0, BURST, NULL},
     {"pdl_chain", ref_pdl_chain, NULL, 0, BURST, NULL},
     {"repeat", ref_repeat, NULL, 0, BURST, NULL},
