@@ -123,8 +123,10 @@ bool cudag__accmap_init(cudag__accmap *m, const uint64_t *ends, uint32_t n)
     m->cut = cudag__malloc(((size_t)n + 1) * sizeof *m->cut);
     if (!m->cut)
         return false;
-    memcpy(m->cut, ends, (size_t)n * sizeof *ends);
-    qsort(m->cut, n, sizeof *m->cut, cmp_u64);
+    if (n) { /* ends may be null when empty; memcpy wants it not to be */
+        memcpy(m->cut, ends, (size_t)n * sizeof *ends);
+        qsort(m->cut, n, sizeof *m->cut, cmp_u64);
+    }
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)
         if (!k || m->cut[k - 1] != m->cut[i])

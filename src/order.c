@@ -296,7 +296,8 @@ static bool candidates(infer *in, const cudag__checker *c)
     condition_candidates(in, c);
     if (in->oom)
         return false;
-    qsort(in->c, in->nc, sizeof *in->c, cmp_cand);
+    if (in->nc > 1) /* none: the array was never made (qsort wants one) */
+        qsort(in->c, in->nc, sizeof *in->c, cmp_cand);
     return true;
 }
 
