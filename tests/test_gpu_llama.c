@@ -9,14 +9,16 @@
  * 2 blocks per kv head (AS=2) several splits per block, each of several
  * rounds of loads, all combined.  Then
  * generate.yaml's tokens equal the step replayed, and an EOS id stops it
- * early.  Exits 77 without a device, like every gpu suite. */
+ * early.  Batches of 3 and 11 sequences, each row against its own reference.
+ * Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
 
 #include <stdint.h>
 #include <time.h>
 
 enum { L = 2, H = 256, F = 512, NH = 4, NKV = 2, HD = 64, V = 1000, CTX = 1024,
-       NQKV = (NH + 2 * NKV) * HD, STEPS = 8, GEN = 6, LONG_STEPS = 3 };
+       NQKV = (NH + 2 * NKV) * HD, STEPS = 8, GEN = 6, LONG_STEPS = 3,
+       BATCH_STEPS = 3 };
 static const char *const defs[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
                                    "HD=64", "V=1000", "CTX=1024", NULL};
 static const char *const defs_as2[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
@@ -140,18 +142,25 @@ static void model_free(model *m)
         free(wbuf(m, i));
 }
 
-/* The exec of a Llama graph with m's weights, pos 0, tok `start`, the cache
- * and the outputs poisoned. */
-static void load_weights(cudag_exec *x, const model *m, int start)
+/* The exec of a Llama graph of nb sequences with m's weights, pos 0, tok
+ * start[0..nb), the cache and the outputs poisoned. */
+static void load_batch(cudag_exec *x, const model *m, const int *start, int nb)
 {
     for (int i = 0; i < 8; i++)
         put(x, wdesc[i].name, wbuf(m, i), wdesc[i].n);
-    poison(x, "kcache", (size_t)L * NKV * CTX * HD);
-    poison(x, "vcache", (size_t)L * NKV * CTX * HD);
-    poison(x, "logits", V);
-    poison(x, "x", H);
+    poison(x, "kcache", (size_t)L * nb * NKV * CTX * HD);
+    poison(x, "vcache", (size_t)L * nb * NKV * CTX * HD);
+    poison(x, "logits", (size_t)nb * V);
+    poison(x, "x", (size_t)nb * H);
     put_i32(x, "pos", 0);
-    put_i32(x, "tok", start);
+    cudag_error e;
+    gpu_ok(cudag_exec_write(x, "tok", start, (size_t)nb * sizeof *start, &e),
+           &e, "tok");
+}
+
+static void load_weights(cudag_exec *x, const model *m, int start)
+{
+    load_batch(x, m, &start, 1);
 }
 
 /* --- The CPU reference ---------------------------------------------------- */
@@ -302,6 +311,36 @@ static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
     st->pos = p0;
 }
 
+/* One sequence's logits lg after a step against the reference's (st, just
+ * stepped): every logit written, within bf16 tolerance, the same greedy
+ * token gt (a near tie lets the reference continue with the GPU's). */
+static void check_step(const float *lg, int gt, refstate *st, int at, int row)
+{
+    double num = 0, den = 0, mx = 0, worst = 0;
+    for (int v = 0; v < V; v++) {
+        if (isnan(lg[v]))
+            fail_msg("pos %d, row %d: logit %d not written", at, row, v);
+        const double dv = fabs((double)lg[v] - st->logits[v]);
+        num += dv * dv, den += (double)st->logits[v] * st->logits[v];
+        mx = fmax(mx, fabs(st->logits[v]));
+        worst = fmax(worst, dv);
+    }
+    const double rel = sqrt(num / den);
+    print_message("pos %d, row %d: token %d (ref %d), |dlogit|/|logit| %.2e, "
+                  "max |d| %.3g of %.3g\n", at, row, gt, st->tok, rel, worst, mx);
+    assert_true(rel < 1e-2);
+    assert_true(worst < 0.03 * mx);
+    if (gt != st->tok) {
+        /* Allowed only on a near tie, judged on the reference's logits. */
+        assert_true(gt >= 0 && gt < V);
+        if (st->logits[st->tok] - st->logits[gt] > 2 * worst)
+            fail_msg("pos %d, row %d: token %d, the reference's %d (logits %g, %g)",
+                     at, row, gt, st->tok, (double)st->logits[gt],
+                     (double)st->logits[st->tok]);
+        st->tok = gt;
+    }
+}
+
 /* The step of graph `d`, launched `steps` times from token `start` at
  * position p0 (p0 > 0: over a random cache), against the reference: every
  * logit written, within bf16 tolerance, the same greedy token (where the two
@@ -328,32 +367,9 @@ static void decode_against_reference(const char *const *d, int start, int p0,
         gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
         get(x, "logits", lg, V);
         ref_step(&M, st);
-        double num = 0, den = 0, mx = 0, worst = 0;
-        for (int v = 0; v < V; v++) {
-            if (isnan(lg[v]))
-                fail_msg("pos %d: logit %d not written", p0 + k, v);
-            const double dv = fabs((double)lg[v] - st->logits[v]);
-            num += dv * dv, den += (double)st->logits[v] * st->logits[v];
-            mx = fmax(mx, fabs(st->logits[v]));
-            worst = fmax(worst, dv);
-        }
-        const double rel = sqrt(num / den);
-        print_message("pos %d: token %d (ref %d), |dlogit|/|logit| %.2e, "
-                      "max |d| %.3g of %.3g\n", p0 + k, get_i32(x, "tok"),
-                      st->tok, rel, worst, mx);
-        assert_true(rel < 1e-2);
-        assert_true(worst < 0.03 * mx);
         const int gt = get_i32(x, "tok");
         assert_int_equal(get_i32(x, "pos"), p0 + k + 1);
-        if (gt != st->tok) {
-            /* Allowed only on a near tie, judged on the reference's logits. */
-            assert_true(gt >= 0 && gt < V);
-            if (st->logits[st->tok] - st->logits[gt] > 2 * worst)
-                fail_msg("pos %d: token %d, the reference's %d (logits %g, %g)",
-                         p0 + k, gt, st->tok, (double)st->logits[gt],
-                         (double)st->logits[st->tok]);
-            st->tok = gt;
-        }
+        check_step(lg, gt, st, p0 + k, 0);
         toks[k] = gt;
     }
     free(lg);
@@ -387,6 +403,56 @@ static void decode_at_a_long_position(void **state)
         print_message("from pos %d, %s\n", p0, pass ? "AS=2" : "the graph's grid");
         decode_against_reference(pass ? defs_as2 : defs, start, p0, LONG_STEPS,
                                  toks, &s);
+    }
+}
+
+/* Batches of 3 and of 11 sequences (the GEMVs' tensor-core body with one
+ * and two tiles of 8 batch rows; the attention and the argmax per
+ * sequence), each from its own random token: every row against its own
+ * reference, step by step. */
+static void decode_a_batch(void **state)
+{
+    (void)state;
+    uint64_t s = (0xba7c + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
+    static const int sizes[] = {3, 11};
+    for (int i = 0; i < 2; i++) {
+        const int nb = sizes[i];
+        char bdef[16];
+        snprintf(bdef, sizeof bdef, "B=%d", nb);
+        const char *d[16];
+        size_t n = 0;
+        for (; defs[n]; n++)
+            d[n] = defs[n];
+        d[n++] = bdef;
+        d[n] = NULL;
+        cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
+        cudag_exec *x = gpu_instantiate(g, 0, NULL);
+        int start[16], gt[16];
+        refstate *st = calloc((size_t)nb, sizeof *st);
+        float *lg = malloc((size_t)nb * V * sizeof *lg);
+        assert_non_null(st);
+        assert_non_null(lg);
+        for (int b = 0; b < nb; b++)
+            st[b].tok = start[b] = (int)trand(&s, 0, V) % V;
+        load_batch(x, &M, start, nb);
+        cudag_error e;
+        for (int k = 0; k < BATCH_STEPS; k++) {
+            poison(x, "logits", (size_t)nb * V);
+            gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
+            gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
+            get(x, "logits", lg, (size_t)nb * V);
+            gpu_ok(cudag_exec_read(x, "tok", gt, (size_t)nb * sizeof *gt, &e),
+                   &e, "tok");
+            assert_int_equal(get_i32(x, "pos"), k + 1);
+            for (int b = 0; b < nb; b++) {
+                ref_step(&M, &st[b]);
+                check_step(lg + (size_t)b * V, gt[b], &st[b], k, b);
+            }
+        }
+        free(lg);
+        free(st);
+        cudag_exec_destroy(x);
+        cudag_graph_destroy(g);
     }
 }
 
@@ -442,6 +508,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decode_matches_the_reference),
         cmocka_unit_test(decode_at_a_long_position),
+        cmocka_unit_test(decode_a_batch),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
