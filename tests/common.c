@@ -27,6 +27,42 @@ void tdiag_fn(void *user, const cudag_error *e)
         d->len += (size_t)w;
 }
 
+const cudag_dim3 TG1 = {1, 1, 1}, TB256 = {256, 1, 1};
+
+void tok(int rc, const cudag_error *e)
+{
+    if (rc != CUDAG_OK)
+        print_error("unexpected error %s: %s:%d:%d: %s\n",
+                    cudag_status_name(rc), e->file, e->line, e->column,
+                    e->message);
+    assert_int_equal(rc, CUDAG_OK);
+}
+
+void tnop(cudag_graph *g, const char *name)
+{
+    cudag_error e;
+    int rc = cudag_add_kernel(g, name, "nop", TG1, TB256, 0, NULL, 0, &e);
+    if (rc)
+        print_error("%s\n", e.message);
+    assert_int_equal(rc, CUDAG_OK);
+}
+
+void tedge(cudag_graph *g, const char *from, const char *to,
+           cudag_edge_kind kind)
+{
+    cudag_error e;
+    assert_int_equal(cudag_add_edge(g, from, to, kind, &e), CUDAG_OK);
+}
+
+void tcheck_ok(cudag_graph *g)
+{
+    cudag_error e;
+    int rc = cudag_check(g, NULL, &e);
+    if (rc)
+        print_error("%s\n", e.message);
+    assert_int_equal(rc, CUDAG_OK);
+}
+
 cudag_options topts(tdiag *d, const char *const *defines)
 {
     static const char *dirs[2];

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "cudag.h"
-#include "ir.h"
-#include "lower.h"
+#include "ir/graph.h"
+#include "front/load.h"
 
 /* Every diagnostic, formatted as "file:line:col: error: message\n". */
 typedef struct tdiag {
@@ -62,6 +62,20 @@ uint64_t tseed(void);
 /* True when the test runs under valgrind (its preload is mapped): a test
  * whose work is a sweep may take a smaller one there. */
 bool tunder_valgrind(void);
+
+/* Building graphs through the public API, asserting every call succeeds
+ * (the helpers the check, dot and plan suites shared as copies):
+ * tnop adds a kernel node running the signature "nop" (which the caller's
+ * graph registers) on one block of 256 threads; tedge adds an edge;
+ * tcheck_ok runs cudag_check and prints its message if it fails; tok
+ * asserts a status is CUDAG_OK, printing the error's name, position and
+ * message if not. */
+extern const cudag_dim3 TG1, TB256;
+void tnop(cudag_graph *g, const char *name);
+void tedge(cudag_graph *g, const char *from, const char *to,
+           cudag_edge_kind kind);
+void tcheck_ok(cudag_graph *g);
+void tok(int rc, const cudag_error *e);
 
 /* Runs fn(arg, out, cap) in a child process, for what a process does only
  * once (opening a library), and copies the text it wrote into out into the

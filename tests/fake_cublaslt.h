@@ -11,7 +11,7 @@
 #ifndef CUDAG_FAKE_CUBLASLT_H
 #define CUDAG_FAKE_CUBLASLT_H
 
-#include "cublaslt.h"
+#include "lib/cublaslt.h"
 #include "fake_driver.h"
 #include "gemm_ref.h"
 

@@ -14,7 +14,7 @@
 #ifndef CUDAG_FAKE_DRIVER_H
 #define CUDAG_FAKE_DRIVER_H
 
-#include "driver.h"
+#include "lib/driver.h"
 
 #include <limits.h>
 #include <stdio.h>

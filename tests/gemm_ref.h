@@ -4,7 +4,7 @@
 #ifndef CUDAG_GEMM_REF_H
 #define CUDAG_GEMM_REF_H
 
-#include "values.h"
+#include "ir/types.h"
 
 #include <math.h>
 #include <string.h>

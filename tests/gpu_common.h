@@ -7,7 +7,9 @@
 #define CUDAG_GPU_COMMON_H
 
 #include "common.h"
-#include "exec.h"
+#include "build/build.h"
+#include "exec/exec.h"
+#include "gpu/exec.h"
 
 #include <math.h>
 #include <stdio.h>

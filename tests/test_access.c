@@ -1,13 +1,22 @@
-/* test_access.c — access sets and the race check (src/access.c): what each
+/* test_access.c — access sets and the race check (src/check/access.c): what each
  * kind says a node touches, which pairs of nodes race and where the warning
  * goes, and the proof by mutation: every edge of every shipped and test
  * graph (and of random DAGs) removed in turn, the checker's verdict
  * compared with a brute-force oracle that compares every pair of unordered
  * nodes' byte ranges directly. */
 #include "common.h"
-#include "access.h"
-#include "kind.h"
-#include "reach.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "ir/accset.h"
+#include "ir/graph.h"
+#include "kinds/checker.h"
+#include "check/access.h"
+#include "check/reach.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <dirent.h>
 #include <string.h>

@@ -4,7 +4,16 @@
  * initialisation, replays and updates, and the n-th driver call or
  * allocation failing anywhere from instantiation to destruction. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "ir/types.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "fake_driver.h"
 
 #include <math.h>
@@ -27,35 +36,27 @@ static const cudag_param P_COPY[] = {
 
 static const cudag_dim3 G1 = {4, 1, 1}, B256 = {256, 1, 1};
 
-static void ok(int rc, const cudag_error *e)
-{
-    if (rc != CUDAG_OK)
-        print_error("unexpected error %s: %s:%d:%d: %s\n",
-                    cudag_status_name(rc), e->file, e->line, e->column,
-                    e->message);
-    assert_int_equal(rc, CUDAG_OK);
-}
-
 /* The signatures every test graph may use, in module "m" (any path: the
  * fake loads anything but a name with "missing" or its own header). */
 static cudag_graph *new_graph(const char *module_path)
 {
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("t", &g, &e), &e);
-    ok(cudag_add_module(g, "m", module_path ? module_path : "/dev/null", &e),
-       &e);
-    ok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
-    ok(cudag_add_signature(g, "add_f32", "m", NULL, P_ADD, 4, 1, &e), &e);
-    ok(cudag_add_signature(g, "copy_f32", "m", NULL, P_COPY, 3, 1, &e), &e);
-    ok(cudag_add_signature(g, "noop", "m", "util_noop", NULL, 0, 1, &e), &e);
-    ok(cudag_add_signature(g, "nowait", "m", "nowait_copy_f32", P_COPY, 3, 0,
-                           &e),
-       &e);
-    ok(cudag_add_signature(g, "ptx80", "m", "ptx80_copy_f32", P_COPY, 3, 1, &e),
-       &e);
-    ok(cudag_add_signature(g, "sm80", "m", "sm80_copy_f32", P_COPY, 3, 1, &e),
-       &e);
+    tok(cudag_graph_create("t", &g, &e), &e);
+    tok(cudag_add_module(g, "m", module_path ? module_path : "/dev/null", &e),
+        &e);
+    tok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
+    tok(cudag_add_signature(g, "add_f32", "m", NULL, P_ADD, 4, 1, &e), &e);
+    tok(cudag_add_signature(g, "copy_f32", "m", NULL, P_COPY, 3, 1, &e), &e);
+    tok(cudag_add_signature(g, "noop", "m", "util_noop", NULL, 0, 1, &e), &e);
+    tok(cudag_add_signature(g, "nowait", "m", "nowait_copy_f32", P_COPY, 3, 0,
+                            &e),
+        &e);
+    tok(cudag_add_signature(g, "ptx80", "m", "ptx80_copy_f32", P_COPY, 3, 1,
+                            &e),
+        &e);
+    tok(cudag_add_signature(g, "sm80", "m", "sm80_copy_f32", P_COPY, 3, 1, &e),
+        &e);
     return g;
 }
 
@@ -64,7 +65,7 @@ static void add_f32_buffer(cudag_graph *g, const char *name, cudag_init_kind k,
 {
     cudag_init in = {k, 0.0, 0.0, 0.0, seed};
     cudag_error e;
-    ok(cudag_add_buffer(g, name, CUDAG_TYPE_F32, N, &in, &e), &e);
+    tok(cudag_add_buffer(g, name, CUDAG_TYPE_F32, N, &in, &e), &e);
 }
 
 static void add_scale(cudag_graph *g, const char *name, const char *x,
@@ -73,7 +74,7 @@ static void add_scale(cudag_graph *g, const char *name, const char *x,
     cudag_arg args[] = {cudag_arg_buffer(x, 0), cudag_arg_buffer(y, 0),
                         cudag_arg_float(a), cudag_arg_int(N)};
     cudag_error e;
-    ok(cudag_add_kernel(g, name, "scale_f32", G1, B256, 0, args, 4, &e), &e);
+    tok(cudag_add_kernel(g, name, "scale_f32", G1, B256, 0, args, 4, &e), &e);
 }
 
 static void add_copy(cudag_graph *g, const char *name, const char *sig,
@@ -82,20 +83,20 @@ static void add_copy(cudag_graph *g, const char *name, const char *sig,
     cudag_arg args[] = {cudag_arg_buffer(x, 0), cudag_arg_buffer(y, 0),
                         cudag_arg_int(N)};
     cudag_error e;
-    ok(cudag_add_kernel(g, name, sig, G1, B256, 0, args, 3, &e), &e);
+    tok(cudag_add_kernel(g, name, sig, G1, B256, 0, args, 3, &e), &e);
 }
 
 static void edge(cudag_graph *g, const char *a, const char *b,
                  cudag_edge_kind k)
 {
     cudag_error e;
-    ok(cudag_add_edge(g, a, b, k, &e), &e);
+    tok(cudag_add_edge(g, a, b, k, &e), &e);
 }
 
 static void check(cudag_graph *g)
 {
     cudag_error e;
-    ok(cudag_check(g, NULL, &e), &e);
+    tok(cudag_check(g, NULL, &e), &e);
 }
 
 static cudag_exec_options xopts(tdiag *d, unsigned flags)
@@ -125,9 +126,9 @@ static cudag_graph *compute_graph(void)
     add_scale(g, "scale", "x", "y", 2.0);
     cudag_arg args[] = {cudag_arg_buffer("y", 0), cudag_arg_buffer("x", 0),
                         cudag_arg_buffer("z", 0), cudag_arg_int(N)};
-    ok(cudag_add_kernel(g, "add", "add_f32", G1, B256, 0, args, 4, &e), &e);
-    ok(cudag_add_memset(g, "fill", "w", 0, N, 1.5, &e), &e);
-    ok(cudag_add_memcpy(g, "save", "v", 0, "w", 0, N, &e), &e);
+    tok(cudag_add_kernel(g, "add", "add_f32", G1, B256, 0, args, 4, &e), &e);
+    tok(cudag_add_memset(g, "fill", "w", 0, N, 1.5, &e), &e);
+    tok(cudag_add_memcpy(g, "save", "v", 0, "w", 0, N, &e), &e);
     edge(g, "scale", "add", CUDAG_EDGE_PROGRAMMATIC);
     edge(g, "fill", "save", CUDAG_EDGE_FULL);
     check(g);
@@ -137,7 +138,7 @@ static cudag_graph *compute_graph(void)
 static void read_f32(cudag_exec *x, const char *b, float *out)
 {
     cudag_error e;
-    ok(cudag_exec_read(x, b, out, N * sizeof(float), &e), &e);
+    tok(cudag_exec_read(x, b, out, N * sizeof(float), &e), &e);
 }
 
 /* ---- values ------------------------------------------------------------------- */
@@ -233,8 +234,8 @@ static void build_pack_arg_checks_like_the_checker(void **state)
     (void)state;
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("p", &g, &e), &e);
-    ok(cudag_add_buffer(g, "h", CUDAG_TYPE_F16, 10, NULL, &e), &e);
+    tok(cudag_graph_create("p", &g, &e), &e);
+    tok(cudag_add_buffer(g, "h", CUDAG_TYPE_F16, 10, NULL, &e), &e);
     CUdeviceptr bufs[1] = {0x10000};
     uint64_t slot;
     cudag__arg a;
@@ -242,7 +243,7 @@ static void build_pack_arg_checks_like_the_checker(void **state)
     a.kind = CUDAG_ARG_BUFFER;
     a.buffer = 0;
     a.offset = 3;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e), &e);
     assert_true(slot == 0x10000 + 3 * 2);
     a.offset = 10;
     assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e),
@@ -251,7 +252,7 @@ static void build_pack_arg_checks_like_the_checker(void **state)
     assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_I32, &a, bufs, &slot, &e),
                      CUDAG_ETYPE);
     a.kind = CUDAG_ARG_NULL;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e), &e);
     assert_true(slot == 0);
     a.kind = CUDAG_ARG_INT;
     a.i = 256;
@@ -261,13 +262,13 @@ static void build_pack_arg_checks_like_the_checker(void **state)
     assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_I8, &a, bufs, &slot, &e),
                      CUDAG_ERANGE);
     a.i = -128;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_I8, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_I8, &a, bufs, &slot, &e), &e);
     assert_true(slot == 0x80);
     a.i = -1;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_U64, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_U64, &a, bufs, &slot, &e), &e);
     assert_true(slot == UINT64_MAX);
     a.i = 3;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_F32, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_F32, &a, bufs, &slot, &e), &e);
     assert_true(slot == 0x40400000u);
     assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_PTR, &a, bufs, &slot, &e),
                      CUDAG_ETYPE);
@@ -278,10 +279,10 @@ static void build_pack_arg_checks_like_the_checker(void **state)
     assert_int_equal(cudag__pack_arg(g, CUDAG_TYPE_I64, &a, bufs, &slot, &e),
                      CUDAG_ETYPE);
     a.f = 1.5;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_BF16, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_BF16, &a, bufs, &slot, &e), &e);
     assert_true(slot == 0x3fc0);
     a.f = INFINITY;
-    ok(cudag__pack_arg(g, CUDAG_TYPE_F32, &a, bufs, &slot, &e), &e);
+    tok(cudag__pack_arg(g, CUDAG_TYPE_F32, &a, bufs, &slot, &e), &e);
     assert_true(slot == 0x7f800000u);
     cudag_graph_destroy(g);
 }
@@ -308,7 +309,7 @@ static void build_adds_edges_sorted_with_edge_data(void **state)
     /* With NVTX ranges on: nothing changes but a profiler's timeline. */
     cudag_exec_options o = xopts(&d, CUDAG_NVTX);
     cudag_exec *x;
-    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    tok(cudag_instantiate(g, &o, &x, &e), &e);
     assert_int_equal(d.nwarn, 0);
     fake_graph *fg = F.last_graph;
     assert_non_null(fg);
@@ -338,7 +339,7 @@ static void build_adds_edges_sorted_with_edge_data(void **state)
     assert_int_equal(fg->nodes[0]->block[0], 256);
     assert_true(fg->nodes[0]->vals[2] == N);
     cudag_exec_stats st;
-    ok(cudag_exec_get_stats(x, &st), &e);
+    tok(cudag_exec_get_stats(x, &st), &e);
     assert_int_equal(st.downgraded_edges, 0);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
@@ -417,19 +418,19 @@ static void build_memset_and_memcpy_parameters(void **state)
     fake_reset();
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("m", &g, &e), &e);
-    ok(cudag_add_buffer(g, "d", CUDAG_TYPE_F64, 8, NULL, &e), &e);
-    ok(cudag_add_buffer(g, "b", CUDAG_TYPE_BF16, 8, NULL, &e), &e);
-    ok(cudag_add_buffer(g, "c", CUDAG_TYPE_I8, 8, NULL, &e), &e);
-    ok(cudag_add_buffer(g, "c2", CUDAG_TYPE_I8, 8, NULL, &e), &e);
-    ok(cudag_add_memset(g, "sd", "d", 2, 4, 0.0, &e), &e);
-    ok(cudag_add_memset(g, "sb", "b", 1, 6, 1.5, &e), &e);
-    ok(cudag_add_memset(g, "sc", "c", 0, 8, -1.0, &e), &e);
-    ok(cudag_add_memcpy(g, "cp", "c2", 2, "c", 1, 5, &e), &e);
+    tok(cudag_graph_create("m", &g, &e), &e);
+    tok(cudag_add_buffer(g, "d", CUDAG_TYPE_F64, 8, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "b", CUDAG_TYPE_BF16, 8, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "c", CUDAG_TYPE_I8, 8, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "c2", CUDAG_TYPE_I8, 8, NULL, &e), &e);
+    tok(cudag_add_memset(g, "sd", "d", 2, 4, 0.0, &e), &e);
+    tok(cudag_add_memset(g, "sb", "b", 1, 6, 1.5, &e), &e);
+    tok(cudag_add_memset(g, "sc", "c", 0, 8, -1.0, &e), &e);
+    tok(cudag_add_memcpy(g, "cp", "c2", 2, "c", 1, 5, &e), &e);
     edge(g, "sc", "cp", CUDAG_EDGE_FULL);
     check(g);
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     fake_graph *fg = F.last_graph;
     CUDA_MEMSET_NODE_PARAMS *p = &fg->nodes[0]->set;
     assert_int_equal(p->elementSize, 4);
@@ -449,19 +450,19 @@ static void build_memset_and_memcpy_parameters(void **state)
     assert_int_equal(c->WidthInBytes, 5);
     assert_int_equal(c->srcMemoryType, CU_MEMORYTYPE_DEVICE);
     /* Run it: the fake executes memsets and copies in dependency order. */
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     uint16_t bv[8];
-    ok(cudag_exec_read(x, "b", bv, sizeof bv, &e), &e);
+    tok(cudag_exec_read(x, "b", bv, sizeof bv, &e), &e);
     assert_int_equal(bv[0], 0x7ff8);    /* poison, untouched */
     for (int i = 1; i < 7; i++)
         assert_int_equal(bv[i], 0x3fc0);
     int8_t cv[8];
-    ok(cudag_exec_read(x, "c2", cv, sizeof cv, &e), &e);
+    tok(cudag_exec_read(x, "c2", cv, sizeof cv, &e), &e);
     assert_int_equal((uint8_t)cv[1], 0xa5);
     for (int i = 2; i < 7; i++)
         assert_int_equal(cv[i], -1);
     double dv[8];
-    ok(cudag_exec_read(x, "d", dv, sizeof dv, &e), &e);
+    tok(cudag_exec_read(x, "d", dv, sizeof dv, &e), &e);
     assert_true(isnan(dv[0]) && isnan(dv[7]));
     for (int i = 2; i < 6; i++)
         assert_true(dv[i] == 0.0);
@@ -486,36 +487,36 @@ static void exec_initialises_buffers_as_declared(void **state)
     fake_reset();
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("i", &g, &e), &e);
+    tok(cudag_graph_create("i", &g, &e), &e);
     cudag_init zero = {CUDAG_INIT_ZERO, 0, 0, 0, 0};
     cudag_init cst = {CUDAG_INIT_CONST, -2.5, 0, 0, 0};
     cudag_init iota = {CUDAG_INIT_IOTA, 0, 0, 0, 0};
     cudag_init rnd = {CUDAG_INIT_RANDOM, 0, 0.5, 4.0, 99};
     cudag_init rnd2 = {CUDAG_INIT_RANDOM, 0, 0, 0, 99};
-    ok(cudag_add_buffer(g, "z", CUDAG_TYPE_I32, 5, &zero, &e), &e);
-    ok(cudag_add_buffer(g, "c", CUDAG_TYPE_BF16, 5, &cst, &e), &e);
-    ok(cudag_add_buffer(g, "i", CUDAG_TYPE_U8, 300, &iota, &e), &e);
-    ok(cudag_add_buffer(g, "r", CUDAG_TYPE_F32, 1000, &rnd, &e), &e);
-    ok(cudag_add_buffer(g, "ri", CUDAG_TYPE_I16, 1000, &rnd2, &e), &e);
-    ok(cudag_add_buffer(g, "p", CUDAG_TYPE_I32, 3, NULL, &e), &e);
-    ok(cudag_add_buffer(g, "pf", CUDAG_TYPE_F32, 3, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "z", CUDAG_TYPE_I32, 5, &zero, &e), &e);
+    tok(cudag_add_buffer(g, "c", CUDAG_TYPE_BF16, 5, &cst, &e), &e);
+    tok(cudag_add_buffer(g, "i", CUDAG_TYPE_U8, 300, &iota, &e), &e);
+    tok(cudag_add_buffer(g, "r", CUDAG_TYPE_F32, 1000, &rnd, &e), &e);
+    tok(cudag_add_buffer(g, "ri", CUDAG_TYPE_I16, 1000, &rnd2, &e), &e);
+    tok(cudag_add_buffer(g, "p", CUDAG_TYPE_I32, 3, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "pf", CUDAG_TYPE_F32, 3, NULL, &e), &e);
     check(g);
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     int32_t zi[5];
-    ok(cudag_exec_read(x, "z", zi, sizeof zi, &e), &e);
+    tok(cudag_exec_read(x, "z", zi, sizeof zi, &e), &e);
     for (int k = 0; k < 5; k++)
         assert_int_equal(zi[k], 0);
     uint16_t cb[5];
-    ok(cudag_exec_read(x, "c", cb, sizeof cb, &e), &e);
+    tok(cudag_exec_read(x, "c", cb, sizeof cb, &e), &e);
     for (int k = 0; k < 5; k++)
         assert_int_equal(cb[k], 0xc020);
     uint8_t iu[300];
-    ok(cudag_exec_read(x, "i", iu, sizeof iu, &e), &e);
+    tok(cudag_exec_read(x, "i", iu, sizeof iu, &e), &e);
     for (int k = 0; k < 300; k++)
         assert_int_equal(iu[k], k & 0xff);
     float rf[1000];
-    ok(cudag_exec_read(x, "r", rf, sizeof rf, &e), &e);
+    tok(cudag_exec_read(x, "r", rf, sizeof rf, &e), &e);
     double mean = 0;
     for (int k = 0; k < 1000; k++) {
         double u = (double)(ref_splitmix(99, (uint64_t)k) >> 11) *
@@ -526,7 +527,7 @@ static void exec_initialises_buffers_as_declared(void **state)
     }
     assert_true(mean > 2.0 && mean < 2.5);
     int16_t ri[1000];
-    ok(cudag_exec_read(x, "ri", ri, sizeof ri, &e), &e);
+    tok(cudag_exec_read(x, "ri", ri, sizeof ri, &e), &e);
     int seen[2] = {0, 0};
     for (int k = 0; k < 1000; k++) {
         assert_true(ri[k] == -1 || ri[k] == 0);
@@ -534,16 +535,16 @@ static void exec_initialises_buffers_as_declared(void **state)
     }
     assert_true(seen[0] > 300 && seen[1] > 300);
     uint32_t pi[3];
-    ok(cudag_exec_read(x, "p", pi, sizeof pi, &e), &e);
+    tok(cudag_exec_read(x, "p", pi, sizeof pi, &e), &e);
     assert_true(pi[0] == 0xa5a5a5a5u && pi[2] == 0xa5a5a5a5u);
     float pf[3];
-    ok(cudag_exec_read(x, "pf", pf, sizeof pf, &e), &e);
+    tok(cudag_exec_read(x, "pf", pf, sizeof pf, &e), &e);
     assert_true(isnan(pf[0]) && isnan(pf[1]) && isnan(pf[2]));
     /* The same seed gives the same bytes in a second exec. */
     cudag_exec *x2;
-    ok(cudag_instantiate(g, NULL, &x2, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x2, &e), &e);
     float rf2[1000];
-    ok(cudag_exec_read(x2, "r", rf2, sizeof rf2, &e), &e);
+    tok(cudag_exec_read(x2, "r", rf2, sizeof rf2, &e), &e);
     assert_memory_equal(rf, rf2, sizeof rf);
     cudag_exec_destroy(x2);
     cudag_exec_destroy(x);
@@ -570,11 +571,11 @@ static void exec_checks_free_memory_before_allocating(void **state)
     assert_int_equal(fake_live(), 0);
     /* A bound buffer needs no memory of the exec's own. */
     float host[N];
-    ok(cudag_bind_buffer(g, "y", (uint64_t)(uintptr_t)host, &e), &e);
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_bind_buffer(g, "y", (uint64_t)(uintptr_t)host, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     assert_int_equal(F.allocs, 1);
     uint64_t p, bytes;
-    ok(cudag_exec_buffer(x, "y", &p, &bytes, &e), &e);
+    tok(cudag_exec_buffer(x, "y", &p, &bytes, &e), &e);
     assert_true(p == (uint64_t)(uintptr_t)host);
     assert_true(bytes == sizeof host);
     cudag_exec_destroy(x);
@@ -590,11 +591,11 @@ static void code_case(const char *module, const char *symbol, int want_rc,
     fake_reset();
     cudag_graph *g = new_graph(module);
     cudag_error e;
-    ok(cudag_add_signature(g, "k", "m", symbol, P_SCALE, 4, 1, &e), &e);
+    tok(cudag_add_signature(g, "k", "m", symbol, P_SCALE, 4, 1, &e), &e);
     add_f32_buffer(g, "x", CUDAG_INIT_ZERO, 0);
     cudag_arg args[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("x", 0),
                         cudag_arg_float(1), cudag_arg_int(N)};
-    ok(cudag_add_kernel(g, "node", "k", G1, B256, 0, args, 4, &e), &e);
+    tok(cudag_add_kernel(g, "node", "k", G1, B256, 0, args, 4, &e), &e);
     check(g);
     cudag_exec *x;
     assert_int_equal(cudag_instantiate(g, NULL, &x, &e), want_rc);
@@ -632,12 +633,12 @@ static void exec_raises_shared_memory_and_refuses_too_much(void **state)
     fake_reset();
     cudag_graph *g = new_graph(NULL);
     cudag_error e;
-    ok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
-    ok(cudag_add_kernel(g, "big", "smem", G1, B256, 100 * 1024, NULL, 0, &e),
-       &e);
+    tok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
+    tok(cudag_add_kernel(g, "big", "smem", G1, B256, 100 * 1024, NULL, 0, &e),
+        &e);
     check(g);
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     assert_int_equal(F.smem_attr_value, 100 * 1024);
     assert_int_equal(F.last_graph->nodes[0]->smem, 100 * 1024);
     cudag_exec_destroy(x);
@@ -646,9 +647,9 @@ static void exec_raises_shared_memory_and_refuses_too_much(void **state)
     /* 227 KiB is the opt-in limit; 1 KiB of it is static. */
     fake_reset();
     g = new_graph(NULL);
-    ok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
-    ok(cudag_add_kernel(g, "big", "smem", G1, B256, 227 * 1024, NULL, 0, &e),
-       &e);
+    tok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
+    tok(cudag_add_kernel(g, "big", "smem", G1, B256, 227 * 1024, NULL, 0, &e),
+        &e);
     check(g);
     assert_int_equal(cudag_instantiate(g, NULL, &x, &e), CUDAG_ELIMIT);
     assert_non_null(strstr(e.message, "node 'big' asks for 232448 bytes"));
@@ -669,16 +670,16 @@ static void exec_sets_cluster_and_priority(void **state)
     cudag_graph *g = new_graph(NULL);
     cudag_error e;
     cudag_dim3 grid = {16, 2, 1};
-    ok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
-    ok(cudag_add_kernel(g, "p", "noop", G1, B256, 0, NULL, 0, &e), &e);
-    ok(cudag_add_kernel(g, "q", "noop", G1, B256, 0, NULL, 0, &e), &e);
-    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){8, 2, 1}, &e), &e);
-    ok(cudag_set_kernel_priority(g, "p", -3, &e), &e);
+    tok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
+    tok(cudag_add_kernel(g, "p", "noop", G1, B256, 0, NULL, 0, &e), &e);
+    tok(cudag_add_kernel(g, "q", "noop", G1, B256, 0, NULL, 0, &e), &e);
+    tok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){8, 2, 1}, &e), &e);
+    tok(cudag_set_kernel_priority(g, "p", -3, &e), &e);
     assert_int_equal(cudag_set_kernel_priority(g, "nothere", 1, &e),
                      CUDAG_EUNKNOWN);
     check(g);
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     fake_node *const *nd = F.last_graph->nodes;
     assert_int_equal(nd[0]->cluster[0], 8);
     assert_int_equal(nd[0]->cluster[1], 2);
@@ -695,8 +696,8 @@ static void exec_sets_cluster_and_priority(void **state)
     assert_int_equal(F.nonportable_sets, 1);
     /* Stream launches carry the same attributes. */
     F.nlaunched = 0;
-    ok(cudag_exec_replay(x, CUDAG_REPLAY_STREAM, 1, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_replay(x, CUDAG_REPLAY_STREAM, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
     assert_int_equal(F.nlaunched, 3);
     assert_int_equal(F.launched_cluster[0], 8);
     assert_int_equal(F.launched_priority[0], INT_MIN);
@@ -707,14 +708,14 @@ static void exec_sets_cluster_and_priority(void **state)
     assert_int_equal(fake_live(), 0);
 
     /* Without a priority, no flag; a portable cluster, no opt-in. */
-    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){4, 1, 1}, &e), &e);
+    tok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){4, 1, 1}, &e), &e);
     cudag_graph_destroy(g);
     fake_reset();
     g = new_graph(NULL);
-    ok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
-    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){4, 1, 1}, &e), &e);
+    tok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
+    tok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){4, 1, 1}, &e), &e);
     check(g);
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     assert_false(F.instantiate_flags &
                  CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
     assert_int_equal(F.nonportable_sets, 0);
@@ -734,9 +735,9 @@ static void exec_sets_cluster_and_priority(void **state)
     /* A failing attribute call names the node, and leaks nothing. */
     fake_reset();
     g = new_graph(NULL);
-    ok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
-    ok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){2, 1, 1}, &e), &e);
-    ok(cudag_set_kernel_priority(g, "n", 0, &e), &e);
+    tok(cudag_add_kernel(g, "n", "noop", grid, B256, 0, NULL, 0, &e), &e);
+    tok(cudag_set_kernel_cluster(g, "n", (cudag_dim3){2, 1, 1}, &e), &e);
+    tok(cudag_set_kernel_priority(g, "n", 0, &e), &e);
     check(g);
     for (long n = 1;; n++) {
         fake_reset();
@@ -786,7 +787,7 @@ static void device_launch_reaches_every_instantiation(void **state)
         cudag_exec *x;
         cudag_error e;
         F.instantiate_flags = 99;
-        ok(cudag_instantiate(g, &o, &x, &e), &e);
+        tok(cudag_instantiate(g, &o, &x, &e), &e);
         assert_int_equal(F.instantiate_flags,
                          with ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH : 0);
         for (int how = CUDAG_REPLAY_GRAPH_FULL; how < CUDAG_REPLAY_COUNT_;
@@ -794,7 +795,7 @@ static void device_launch_reaches_every_instantiation(void **state)
             if (how == CUDAG_REPLAY_GRAPH)
                 continue;       /* the exec's own graph, checked above */
             F.instantiate_flags = 99;
-            ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+            tok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
             assert_int_equal(F.instantiate_flags,
                              CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
                                  (with ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
@@ -831,7 +832,7 @@ static void exec_refuses_unchecked_graphs_and_bad_devices(void **state)
     o = xopts(NULL, 0);
     o.context = (void *)(uintptr_t)0xc1;
     o.stream = (void *)(uintptr_t)0x5;
-    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    tok(cudag_instantiate(g, &o, &x, &e), &e);
     assert_int_equal(F.retained, 0);
     assert_ptr_equal(cudag_exec_stream(x), (void *)(uintptr_t)0x5);
     cudag_exec_destroy(x);
@@ -851,13 +852,13 @@ static void exec_replays_and_updates_arguments_and_buffers(void **state)
     cudag_graph *g = compute_graph();
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     static float xs[N], ys[N], zs[N], vs[N];
     read_f32(x, "x", xs);
     read_f32(x, "z", zs);
     assert_true(isnan(zs[0]));
-    ok(cudag_exec_launch(x, 3, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_launch(x, 3, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
     read_f32(x, "z", zs);
     read_f32(x, "v", vs);
     for (int i = 0; i < N; i++) {
@@ -866,8 +867,8 @@ static void exec_replays_and_updates_arguments_and_buffers(void **state)
     }
     /* A scalar. */
     cudag_arg a = cudag_arg_float(-4.0);
-    ok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_f32(x, "z", zs);
     for (int i = 0; i < N; i++)
         assert_true(zs[i] == -4.0f * xs[i] + xs[i]);
@@ -882,39 +883,39 @@ static void exec_replays_and_updates_arguments_and_buffers(void **state)
     assert_int_equal(cudag_exec_set_arg(x, "scale", 0, &big, &e), CUDAG_ERANGE);
     /* A pointer argument moved to another buffer, then back. */
     cudag_arg toz = cudag_arg_buffer("v", 0);
-    ok(cudag_exec_set_arg(x, "scale", 0, &toz, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_set_arg(x, "scale", 0, &toz, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_f32(x, "y", ys);
     for (int i = 0; i < N; i++)
         assert_true(ys[i] == -4.0f * 1.5f);
     cudag_arg tox = cudag_arg_buffer("x", 0);
-    ok(cudag_exec_set_arg(x, "scale", 0, &tox, &e), &e);
+    tok(cudag_exec_set_arg(x, "scale", 0, &tox, &e), &e);
     /* The host program's memory bound to x: every node reading x follows. */
     static float mine[N];
     for (int i = 0; i < N; i++)
         mine[i] = (float)i;
-    ok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)mine, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)mine, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_f32(x, "z", zs);
     for (int i = 0; i < N; i++)
         assert_true(zs[i] == -4.0f * (float)i + (float)i);
     /* Memset and memcpy nodes follow a rebind too. */
     static float w2[N], v2[N];
-    ok(cudag_exec_rebind_buffer(x, "w", (uint64_t)(uintptr_t)w2, &e), &e);
-    ok(cudag_exec_rebind_buffer(x, "v", (uint64_t)(uintptr_t)v2, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "w", (uint64_t)(uintptr_t)w2, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "v", (uint64_t)(uintptr_t)v2, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     assert_true(w2[7] == 1.5f && v2[N - 1] == 1.5f);
     /* Writes go where the nodes point now. */
     for (int i = 0; i < N; i++)
         zs[i] = 1.0f;
-    ok(cudag_exec_write(x, "x", zs, sizeof zs, &e), &e);
+    tok(cudag_exec_write(x, "x", zs, sizeof zs, &e), &e);
     assert_true(mine[5] == 1.0f);
     assert_int_equal(cudag_exec_write(x, "x", zs, 8, &e), CUDAG_EINVAL);
     assert_int_equal(cudag_exec_rebind_buffer(x, "x", 0, &e), CUDAG_EINVAL);
     assert_int_equal(cudag_exec_read(x, "nope", zs, 8, &e), CUDAG_EUNKNOWN);
     /* Variables change only in graphs loaded from YAML. */
     assert_int_equal(cudag_exec_set_var(x, "N", 5, &e), CUDAG_ENOTSUP);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
     cudag_graph_destroy(g);
@@ -929,7 +930,7 @@ static cudag_exec *start(cudag_graph **g)
     *g = compute_graph();
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(*g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(*g, NULL, &x, &e), &e);
     return x;
 }
 
@@ -946,10 +947,10 @@ static void replay_check(cudag_exec *x, cudag_replay how, float a)
 {
     static float xs[N], zs[N], vs[N], zero[N];
     cudag_error e;
-    ok(cudag_exec_write(x, "z", zero, sizeof zero, &e), &e);
-    ok(cudag_exec_write(x, "v", zero, sizeof zero, &e), &e);
-    ok(cudag_exec_replay(x, how, 1, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_write(x, "z", zero, sizeof zero, &e), &e);
+    tok(cudag_exec_write(x, "v", zero, sizeof zero, &e), &e);
+    tok(cudag_exec_replay(x, how, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
     read_f32(x, "x", xs);
     read_f32(x, "z", zs);
     read_f32(x, "v", vs);
@@ -1002,19 +1003,19 @@ static void replay_every_way_runs_the_same_work(void **state)
                              : CU_GRAPH_DEPENDENCY_TYPE_DEFAULT);
     }
     /* Preparing again makes nothing new. */
-    ok(cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_FULL, &e), &e);
+    tok(cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_FULL, &e), &e);
     assert_ptr_equal((fake_graph *)x->full.built.graph, full);
 
     /* A change drops the other graphs; the next replay makes them again
      * from the exec as it is then. */
     cudag_arg a = cudag_arg_float(-4.0);
-    ok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
+    tok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
     assert_null(x->full.gexec);
     assert_null(x->kinds);
     for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++)
         replay_check(x, (cudag_replay)how, -4.0f);
     static float mine[N];
-    ok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)mine, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)mine, &e), &e);
     assert_null(x->serial.gexec);
     replay_check(x, CUDAG_REPLAY_GRAPH_SERIAL, -4.0f);
     assert_string_equal(cudag_exec_device_name(x), "Fake GPU");
@@ -1037,7 +1038,7 @@ static void serialize_builds_the_own_graph_as_one_chain(void **state)
         o.flags = CUDAG_SERIALIZE | (nopdl ? CUDAG_NO_PDL : 0);
         cudag_exec *x;
         cudag_error e;
-        ok(cudag_instantiate(g, &o, &x, &e), &e);
+        tok(cudag_instantiate(g, &o, &x, &e), &e);
         const cudag_graph *xg = x->g;
         fake_graph *own = (fake_graph *)x->built.graph;
         assert_int_equal(own->nnodes, 4);
@@ -1055,7 +1056,7 @@ static void serialize_builds_the_own_graph_as_one_chain(void **state)
         }
         replay_check(x, CUDAG_REPLAY_GRAPH, 2.0f);
         cudag_arg a = cudag_arg_float(-4.0);
-        ok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
+        tok(cudag_exec_set_arg(x, "scale", 2, &a, &e), &e);
         replay_check(x, CUDAG_REPLAY_GRAPH, -4.0f);
         finish(x, g);
     }
@@ -1079,7 +1080,7 @@ static void timed_calls(bool gated)
         "cuLaunchHostFunc", "cuEventRecord", "cuGraphLaunch",
         "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime"};
     for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++) {
-        ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+        tok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
         bool by_stream = how <= CUDAG_REPLAY_STREAM_PDL;
         /* Ungated, the list without its first call. */
         const char *const *want = (by_stream ? stream : graph) + !gated;
@@ -1088,9 +1089,9 @@ static void timed_calls(bool gated)
         long runs = F.host_fns;
         F.tracing = 1;
         F.ntrace = 0;
-        ok(gated ? cudag_exec_time_gated(x, (cudag_replay)how, 1, 3, ms, &e)
-                 : cudag_exec_time(x, (cudag_replay)how, 1, 3, ms, &e),
-           &e);
+        tok(gated ? cudag_exec_time_gated(x, (cudag_replay)how, 1, 3, ms, &e)
+                  : cudag_exec_time(x, (cudag_replay)how, 1, 3, ms, &e),
+            &e);
         F.tracing = 0;
         assert_int_equal(F.host_fns - runs, gated ? 3 : 0);
         assert_int_equal(x->gate.gave_up, 0);
@@ -1133,16 +1134,16 @@ static void release_replays_gives_back_the_ways(void **state)
     cudag_error e;
     int live = fake_live();
     for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++)
-        ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+        tok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
     assert_non_null(x->full.gexec);
     assert_non_null(x->serial.gexec);
     assert_true(fake_live() > live);
-    ok(cudag_exec_release_replays(x, &e), &e);
+    tok(cudag_exec_release_replays(x, &e), &e);
     assert_int_equal(fake_live(), live);
     assert_null(x->full.gexec);
     assert_null(x->serial.gexec);
     assert_null(x->kinds);
-    ok(cudag_exec_release_replays(x, &e), &e);
+    tok(cudag_exec_release_replays(x, &e), &e);
     replay_check(x, CUDAG_REPLAY_GRAPH, 2.0f);
     replay_check(x, CUDAG_REPLAY_GRAPH_FULL, 2.0f);
     assert_non_null(x->full.gexec);
@@ -1183,8 +1184,8 @@ static void replay_time_gated_fails_when_the_gate_gives_up(void **state)
         "(cudag_exec_time)");
     /* The exec is as it was: ungated timing and a later gate work. */
     F.host_fn_at_once = 0;
-    ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e), &e);
-    ok(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e), &e);
+    tok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e), &e);
+    tok(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0, 2, ms, &e), &e);
     assert_true(ms[1] == 0.01f);
     finish(x, g);
 }
@@ -1228,7 +1229,7 @@ static void replay_time_back_to_back_makes_the_calls_run_made(void **state)
     cudag_graph *g = compute_graph();
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     static const char *const stream[] = {
         "cuCtxPushCurrent", "cuLaunchKernelEx", "cuLaunchKernelEx",
         "cuMemsetD32Async", "cuMemcpyDtoDAsync", "cuCtxPopCurrent",
@@ -1236,7 +1237,7 @@ static void replay_time_back_to_back_makes_the_calls_run_made(void **state)
     static const char *const graph[] = {"cuCtxPushCurrent", "cuGraphLaunch",
                                         "cuCtxPopCurrent", "cuEventRecord"};
     for (int how = 0; how < CUDAG_REPLAY_COUNT_; how++) {
-        ok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
+        tok(cudag_exec_prepare(x, (cudag_replay)how, &e), &e);
         bool by_stream = how <= CUDAG_REPLAY_STREAM_PDL;
         const char *const *want = by_stream ? stream : graph;
         int nwant = by_stream ? 7 : 4, nlaunch = nwant - 3;
@@ -1245,8 +1246,8 @@ static void replay_time_back_to_back_makes_the_calls_run_made(void **state)
         F.tracing = 1;
         F.ntrace = 0;
         b2b_nrec = 0;
-        ok(cudag_exec_time_back_to_back(x, (cudag_replay)how, 1, 3, ms, &e),
-           &e);
+        tok(cudag_exec_time_back_to_back(x, (cudag_replay)how, 1, 3, ms, &e),
+            &e);
         F.tracing = 0;
         /* Push, one warm-up replay and a wait, four events made, the first
          * recorded. */
@@ -1279,7 +1280,8 @@ static void replay_time_back_to_back_makes_the_calls_run_made(void **state)
     /* No timed replay: the warm-up and its wait, no event. */
     F.tracing = 1;
     F.ntrace = 0;
-    ok(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 2, 0, NULL, &e), &e);
+    tok(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 2, 0, NULL, &e),
+        &e);
     F.tracing = 0;
     static const char *const warm[] = {"cuCtxPushCurrent", "cuGraphLaunch",
                                        "cuGraphLaunch", "cuStreamSynchronize",
@@ -1300,7 +1302,7 @@ static void exec_reports_the_device_compute_capability(void **state)
     cudag_graph *g = compute_graph();
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     int major = -1, minor = -1;
     assert_int_equal(cudag_exec_device_cc(x, &major, &minor), CUDAG_OK);
     assert_int_equal(major, 8);
@@ -1348,7 +1350,7 @@ static void replay_refuses_bad_arguments(void **state)
     assert_int_equal(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 1, NULL, &e),
                      CUDAG_EINVAL);
     assert_string_equal(e.message, "cudag_exec_time: ms is NULL");
-    ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 0, NULL, &e), &e);
+    tok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 0, 0, NULL, &e), &e);
     assert_int_equal(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 0, 1, NULL,
                                            &e),
                      CUDAG_EINVAL);
@@ -1374,17 +1376,17 @@ static void device_retain_keeps_the_context(void **state)
     (void)state;
     fake_reset();
     cudag_error e;
-    ok(cudag_device_retain(0, &e), &e);
-    ok(cudag_device_retain(0, &e), &e);
+    tok(cudag_device_retain(0, &e), &e);
+    tok(cudag_device_retain(0, &e), &e);
     assert_int_equal(F.retained, 2);
     cudag_graph *g = compute_graph();
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     assert_int_equal(F.retained, 3);
     cudag_exec_destroy(x);
     assert_int_equal(F.retained, 2);
-    ok(cudag_device_release(0, &e), &e);
-    ok(cudag_device_release(0, &e), &e);
+    tok(cudag_device_release(0, &e), &e);
+    tok(cudag_device_release(0, &e), &e);
     assert_int_equal(fake_live(), 0);
     assert_int_equal(cudag_device_retain(1, &e), CUDAG_EINVAL);
     assert_string_equal(e.message, "there is no CUDA device 1 (this machine has 1)");
@@ -1394,9 +1396,9 @@ static void device_retain_keeps_the_context(void **state)
         fake_fail_at(n);
         int rc = cudag_device_retain(0, &e);
         if (!F.failed) {
-            ok(rc, &e);
+            tok(rc, &e);
             F.countdown = -1;
-            ok(cudag_device_release(0, &e), &e);
+            tok(cudag_device_release(0, &e), &e);
             break;
         }
         assert_int_equal(rc, CUDAG_ECUDA);
@@ -1437,7 +1439,7 @@ static void load_and_instantiate(const char *yaml, cudag_graph **g,
         print_error("%s", d.text);
     assert_int_equal(lrc, CUDAG_OK);
     cudag_error e;
-    ok(cudag_instantiate(*g, NULL, x, &e), &e);
+    tok(cudag_instantiate(*g, NULL, x, &e), &e);
 }
 
 static void exec_set_var_updates_or_explains(void **state)
@@ -1448,16 +1450,16 @@ static void exec_set_var_updates_or_explains(void **state)
     cudag_error e;
     load_and_instantiate(yaml_vars, &g, &x);
     static float xs[1000], ys[1000];
-    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
-    ok(cudag_exec_set_var(x, "A", 3, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_set_var(x, "A", 3, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
     for (int i = 0; i < 1000; i++)
         assert_true(ys[i] == 3.0f * xs[i]);
     /* Twice in a row: the second starts from the first. */
-    ok(cudag_exec_set_var(x, "A", -1, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_set_var(x, "A", -1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
     assert_true(ys[10] == -xs[10]);
     /* Another node: the topology changes, the exec stays as it was. */
     assert_int_equal(cudag_exec_set_var(x, "K", 3, &e), CUDAG_ECUDA);
@@ -1467,14 +1469,14 @@ static void exec_set_var_updates_or_explains(void **state)
     assert_int_equal(cudag_exec_set_var(x, "C", 2000, &e), CUDAG_ENOTSUP);
     assert_non_null(strstr(e.message, "changes buffer 'x' (1000 → 2000"));
     assert_int_equal(cudag_exec_set_var(x, "Q", 1, &e), CUDAG_EUNKNOWN);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
     assert_true(ys[10] == -xs[10]);
     /* set_arg and rebind work on the graph set_var made. */
     cudag_arg a = cudag_arg_float(5);
-    ok(cudag_exec_set_arg(x, "step[1]", 2, &a, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_set_arg(x, "step[1]", 2, &a, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
     assert_true(ys[10] == 5.0f * xs[10]);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
@@ -1505,24 +1507,24 @@ static void exec_float_arguments_and_variables(void **state)
     cudag_error e;
     load_and_instantiate(yaml, &g, &x);
     static float xs[1000], ys[1000], zs[1000];
-    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
-    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
     for (int i = 0; i < 1000; i++) {
         assert_true(ys[i] == 0.5f * xs[i]);
         assert_true(zs[i] == 0.5f * xs[i]);
     }
     /* One call changes eps, and with it every argument made from it. */
-    ok(cudag_exec_set_var_float(x, "eps", 1.5, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    tok(cudag_exec_set_var_float(x, "eps", 1.5, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
     for (int i = 0; i < 1000; i++)
         assert_true(zs[i] == 3.0f * xs[i]);
     /* An integer value is taken as a double by a floating-point variable. */
-    ok(cudag_exec_set_var(x, "eps", 2, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    tok(cudag_exec_set_var(x, "eps", 2, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
     assert_true(zs[10] == 4.0f * xs[10]);
     /* An integer variable refuses a floating-point value; nothing changes. */
     assert_int_equal(cudag_exec_set_var_float(x, "E", 7.5, &e), CUDAG_ETYPE);
@@ -1532,9 +1534,9 @@ static void exec_float_arguments_and_variables(void **state)
                      CUDAG_EINVAL);
     assert_int_equal(cudag_exec_set_var_float(x, "nope", 1.0, &e),
                      CUDAG_EUNKNOWN);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
-    ok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_read(x, "z", zs, sizeof zs, &e), &e);
     assert_true(ys[10] == 0.5f * xs[10] && zs[10] == 4.0f * xs[10]);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
@@ -1638,8 +1640,8 @@ static cudag_graph *child_graph(void)
     cudag_graph *g = NULL;
     cudag_error e;
     cudag_options o = topts(NULL, NULL);
-    ok(tload_opts(yaml_child, tsrc("tests/data/inc/parent.yaml"), &o, &g, &e),
-       &e);
+    tok(tload_opts(yaml_child, tsrc("tests/data/inc/parent.yaml"), &o, &g, &e),
+        &e);
     return g;
 }
 
@@ -1651,7 +1653,7 @@ static void exec_runs_child_graphs_from_files(void **state)
     cudag_error e;
     cudag_plan_info pi;
     char *text;
-    ok(cudag_plan(g, &pi, &text, &e), &e);
+    tok(cudag_plan(g, &pi, &text, &e), &e);
     assert_int_equal(pi.child_nodes, 2);
     assert_int_equal(pi.nodes, 5);
     tassert_contains(text, "runs once, as a child graph, from "
@@ -1659,14 +1661,14 @@ static void exec_runs_child_graphs_from_files(void **state)
     tassert_contains(text, "layer[1].s", __FILE__, __LINE__);
     cudag_free(text);
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     static float xs[512], ys[512];
     for (int i = 0; i < 512; i++)
         ys[i] = -1.0f;
-    ok(cudag_exec_write(x, "y", ys, sizeof ys, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
-    ok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_write(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
     for (int i = 0; i < 512; i++)
         assert_true(ys[i] == (i < 256 ? 2.0f : 3.0f) * xs[i]);
     cudag_exec_destroy(x);
@@ -1774,7 +1776,7 @@ static void exec_survives_every_allocation_failure(void **state)
         assert_true(rc5 == CUDAG_OK || rc5 == CUDAG_ENOMEM);
         /* What failed is made again on the next use. */
         if (x) {
-            ok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
+            tok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
             assert_non_null(x->serial.gexec);
         }
         cudag_exec_destroy(x);

@@ -1,8 +1,13 @@
-/* test_cache.c — the compile cache's files (src/cache.c): the key hash,
+/* test_cache.c — the compile cache's files (src/code/cache.c): the key hash,
  * entries written and read back, every way an entry can be damaged
  * (ignored, never trusted), an unwritable directory, `cache clean`, where
  * the directory is, and processes writing one entry at the same time. */
-#include "cache.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "code/cache.h"
+
+#include <stddef.h>
+#include <stdint.h>
 #include "common.h"
 
 #include <fcntl.h>

@@ -6,7 +6,15 @@
  * nodes; the builder's refusals, YAML that cannot name these kinds, how
  * plan and DOT show them, and every driver call failing without a leak. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "fake_driver.h"
 
 #include <math.h>
@@ -14,15 +22,6 @@
 #include <string.h>
 
 #define N 64
-
-static void ok(int rc, const cudag_error *e)
-{
-    if (rc != CUDAG_OK)
-        print_error("unexpected error %s: %s:%d:%d: %s\n",
-                    cudag_status_name(rc), e->file, e->line, e->column,
-                    e->message);
-    assert_int_equal(rc, CUDAG_OK);
-}
 
 /* The program's side: its own memory (bound to the graph's buffers) and
  * what its callbacks saw. */
@@ -89,29 +88,29 @@ static cudag_graph *program_graph(program *p, CUevent ev_a, CUevent ev_b,
 {
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("prog", &g, &e), &e);
-    ok(cudag_add_module(g, "m", "/dev/null", &e), &e);
-    ok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
+    tok(cudag_graph_create("prog", &g, &e), &e);
+    tok(cudag_add_module(g, "m", "/dev/null", &e), &e);
+    tok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
     const char *names[] = {"x", "y", "z"};
     float *mem[] = {p->x, p->y, p->z};
     for (int i = 0; i < 3; i++) {
-        ok(cudag_add_buffer(g, names[i], CUDAG_TYPE_F32, N, NULL, &e), &e);
-        ok(cudag_bind_buffer(g, names[i], (uint64_t)(uintptr_t)mem[i], &e),
-           &e);
+        tok(cudag_add_buffer(g, names[i], CUDAG_TYPE_F32, N, NULL, &e), &e);
+        tok(cudag_bind_buffer(g, names[i], (uint64_t)(uintptr_t)mem[i], &e),
+            &e);
     }
     cudag_arg args[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 0),
                         cudag_arg_float(2.0), cudag_arg_int(N)};
-    ok(cudag_add_kernel(g, "scale", "scale_f32", (cudag_dim3){1, 1, 1},
-                        (cudag_dim3){64, 1, 1}, 0, args, 4, &e),
-       &e);
-    ok(cudag_add_capture(g, "cap", capture_cb, p, &e), &e);
-    ok(cudag_add_host(g, "host", host_cb, p, &e), &e);
-    ok(cudag_add_event_record(g, "rec", ev_a, &e), &e);
-    ok(cudag_add_event_wait(g, "wait", ev_b, &e), &e);
-    ok(cudag_add_edge(g, "scale", "cap", into_capture, &e), &e);
-    ok(cudag_add_edge(g, "cap", "host", CUDAG_EDGE_FULL, &e), &e);
-    ok(cudag_add_edge(g, "scale", "rec", CUDAG_EDGE_FULL, &e), &e);
-    ok(cudag_add_edge(g, "wait", "cap", CUDAG_EDGE_FULL, &e), &e);
+    tok(cudag_add_kernel(g, "scale", "scale_f32", (cudag_dim3){1, 1, 1},
+                         (cudag_dim3){64, 1, 1}, 0, args, 4, &e),
+        &e);
+    tok(cudag_add_capture(g, "cap", capture_cb, p, &e), &e);
+    tok(cudag_add_host(g, "host", host_cb, p, &e), &e);
+    tok(cudag_add_event_record(g, "rec", ev_a, &e), &e);
+    tok(cudag_add_event_wait(g, "wait", ev_b, &e), &e);
+    tok(cudag_add_edge(g, "scale", "cap", into_capture, &e), &e);
+    tok(cudag_add_edge(g, "cap", "host", CUDAG_EDGE_FULL, &e), &e);
+    tok(cudag_add_edge(g, "scale", "rec", CUDAG_EDGE_FULL, &e), &e);
+    tok(cudag_add_edge(g, "wait", "cap", CUDAG_EDGE_FULL, &e), &e);
     return g;
 }
 
@@ -141,9 +140,9 @@ static void capture_runs_the_programs_work_in_graph_order(void **state)
     fake_table.cuEventCreate(&ev_b, 0);
     cudag_graph *g = program_graph(&p, ev_a, ev_b, CUDAG_EDGE_FULL);
     cudag_error e;
-    ok(cudag_check(g, NULL, &e), &e);
+    tok(cudag_check(g, NULL, &e), &e);
     cudag_exec *x = NULL;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     /* Recorded once, at instantiate; nothing ran yet. */
     assert_int_equal(p.captured, 1);
     assert_true(isnan(p.z[0]));
@@ -153,7 +152,7 @@ static void capture_runs_the_programs_work_in_graph_order(void **state)
     assert_int_equal(fg->nodes[2]->type, CU_GRAPH_NODE_TYPE_HOST);
     assert_int_equal(fg->nodes[3]->type, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
     assert_int_equal(fg->nodes[4]->type, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
-    ok(cudag_exec_launch(x, 3, &e), &e);
+    tok(cudag_exec_launch(x, 3, &e), &e);
     /* The captured copy ran after scale (z = y = 2x, not the memset's 7),
      * the host function after it saw y written. */
     for (int i = 0; i < N; i++)
@@ -164,7 +163,7 @@ static void capture_runs_the_programs_work_in_graph_order(void **state)
     assert_int_equal(((long *)(void *)ev_b)[1], 3);   /* waited for */
     assert_int_equal(p.captured, 1);
     /* The kinds are the C API's; nothing to rebind in them. */
-    ok(cudag_exec_rebind_buffer(x, "z", (uint64_t)(uintptr_t)p.z, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "z", (uint64_t)(uintptr_t)p.z, &e), &e);
     cudag_arg a = cudag_arg_int(1);
     assert_int_equal(cudag_exec_set_arg(x, "cap", 0, &a, &e), CUDAG_EINVAL);
     assert_string_equal(e.message, "cudag_exec_set_arg: node 'cap' is not a "
@@ -185,10 +184,10 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
     cudag_graph *g = program_graph(&p, (CUevent)(void *)&ev[0],
                                    (CUevent)(void *)&ev[1], CUDAG_EDGE_FULL);
     cudag_error e;
-    ok(cudag_check(g, NULL, &e), &e);
+    tok(cudag_check(g, NULL, &e), &e);
     char *text;
     cudag_plan_info pi;
-    ok(cudag_plan(g, &pi, &text, &e), &e);
+    tok(cudag_plan(g, &pi, &text, &e), &e);
     tassert_contains(text,
                      "nodes: 5 (1 kernel, 0 memset, 0 memcpy, 0 conditional, "
                      "0 gemm, 1 capture, 1 event_record, 1 event_wait, 1 "
@@ -198,7 +197,7 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
                          pi.event_wait_nodes + pi.host_nodes,
                      4);
     cudag_free(text);
-    ok(cudag_dot(g, 0, &text, &e), &e);
+    tok(cudag_dot(g, 0, &text, &e), &e);
     tassert_contains(text, "label=\"cap\\ncaptured work\", shape=component",
                      __FILE__, __LINE__);
     tassert_contains(text, "legend_host [label=\"host function\"", __FILE__,
@@ -206,12 +205,12 @@ static void capture_plan_and_dot_show_the_c_api_kinds(void **state)
     cudag_free(text);
     cudag_graph_destroy(g);
     /* A graph without them does not mention them. */
-    ok(cudag_graph_create("k", &g, &e), &e);
-    ok(cudag_check(g, NULL, &e), &e);
-    ok(cudag_dot(g, 0, &text, &e), &e);
+    tok(cudag_graph_create("k", &g, &e), &e);
+    tok(cudag_check(g, NULL, &e), &e);
+    tok(cudag_dot(g, 0, &text, &e), &e);
     assert_null(strstr(text, "legend_capture"));
     cudag_free(text);
-    ok(cudag_plan(g, NULL, &text, &e), &e);
+    tok(cudag_plan(g, NULL, &text, &e), &e);
     tassert_contains(text,
                      "nodes: 0 (0 kernel, 0 memset, 0 memcpy, 0 conditional, "
                      "0 gemm, 0 graph)\n",
@@ -233,7 +232,7 @@ static void capture_programmatic_edge_is_built_full(void **state)
     tdiag td;
     cudag_options o = topts(&td, NULL);
     cudag_error e;
-    ok(cudag_check(g, &o, &e), &e);
+    tok(cudag_check(g, &o, &e), &e);
     /* (z is the callback's alone: the checker sees no node use it.) */
     assert_string_equal(td.text, "warning: programmatic edge scale -> cap "
                                  "built as a full edge: 'cap' is a capture "
@@ -241,7 +240,7 @@ static void capture_programmatic_edge_is_built_full(void **state)
                                  "has no programmatic port)\n"
                                  "warning: buffer 'z' is never used\n");
     cudag_exec *x;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     for (int i = 0; i < F.last_graph->nedges; i++)
         assert_int_equal(F.last_graph->edges[i].ed.type, 0);
     cudag_exec_destroy(x);
@@ -249,7 +248,7 @@ static void capture_programmatic_edge_is_built_full(void **state)
     /* Into an event or host node it is an error, as into a memset. */
     g = program_graph(&p, (CUevent)(void *)&ev[0], (CUevent)(void *)&ev[1],
                       CUDAG_EDGE_FULL);
-    ok(cudag_add_edge(g, "scale", "host", CUDAG_EDGE_LAUNCH_ORDER, &e), &e);
+    tok(cudag_add_edge(g, "scale", "host", CUDAG_EDGE_LAUNCH_ORDER, &e), &e);
     assert_int_equal(cudag_check(g, NULL, &e), CUDAG_EEDGE);
     assert_string_equal(e.message, "launch_order edge scale -> host: both "
                                    "ends must be kernel nodes ('host' is a "
@@ -269,7 +268,7 @@ static void expect_capture_error(int mode, int rc_want, const char *want)
     cudag_graph *g = program_graph(&p, (CUevent)(void *)&ev[0],
                                    (CUevent)(void *)&ev[1], CUDAG_EDGE_FULL);
     cudag_error e;
-    ok(cudag_check(g, NULL, &e), &e);
+    tok(cudag_check(g, NULL, &e), &e);
     long live = cudag__alloc_live();
     cudag_exec *x = (cudag_exec *)1;
     assert_int_equal(cudag_instantiate(g, NULL, &x, &e), rc_want);
@@ -304,7 +303,7 @@ static void capture_builder_refuses_what_it_can_see(void **state)
     (void)state;
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("b", &g, &e), &e);
+    tok(cudag_graph_create("b", &g, &e), &e);
     assert_int_equal(cudag_add_capture(g, "c", NULL, NULL, &e), CUDAG_EINVAL);
     assert_string_equal(e.message,
                         "cudag_add_capture: node 'c': fn is NULL");
@@ -317,7 +316,7 @@ static void capture_builder_refuses_what_it_can_see(void **state)
                      CUDAG_EINVAL);
     assert_int_equal(cudag_add_host(g, "bad name", host_cb, NULL, &e),
                      CUDAG_EINVAL);
-    ok(cudag_add_host(g, "h", host_cb, NULL, &e), &e);
+    tok(cudag_add_host(g, "h", host_cb, NULL, &e), &e);
     assert_int_equal(cudag_add_capture(g, "h", capture_cb, NULL, &e),
                      CUDAG_EDUP);
     assert_int_equal(cudag_graph_node_count(g), 1);
@@ -369,7 +368,7 @@ static void capture_survives_every_driver_failure(void **state)
         fake_table.cuEventCreate(&ev_b, 0);
         cudag_graph *g = program_graph(&p, ev_a, ev_b, CUDAG_EDGE_FULL);
         cudag_error e;
-        ok(cudag_check(g, NULL, &e), &e);
+        tok(cudag_check(g, NULL, &e), &e);
         fake_fail_at(n);
         int rc;
         char msg[1024] = "";

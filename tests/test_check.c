@@ -1,4 +1,4 @@
-/* test_check.c — the whole-graph checker (src/check.c) on graphs built
+/* test_check.c — the whole-graph checker (src/check/check.c) on graphs built
  * through the C API: every check with its exact message and error count,
  * cycles, the topological order and levels of a valid graph, large graphs
  * (no recursion), the error limit, and allocation failures. */
@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const cudag_dim3 G1 = {1, 1, 1}, B256 = {256, 1, 1};
 
 /* ---- building ----------------------------------------------------------- */
 
@@ -84,19 +82,7 @@ static void kern_launch(cudag_graph *g, const char *name, const char *sig,
 static void kern(cudag_graph *g, const char *name, const char *sig,
                  const cudag_arg *args, size_t nargs)
 {
-    kern_launch(g, name, sig, G1, B256, 0, args, nargs);
-}
-
-static void nop(cudag_graph *g, const char *name)
-{
-    kern(g, name, "nop", NULL, 0);
-}
-
-static void edge(cudag_graph *g, const char *from, const char *to,
-                 cudag_edge_kind kind)
-{
-    cudag_error e;
-    assert_int_equal(cudag_add_edge(g, from, to, kind, &e), CUDAG_OK);
+    kern_launch(g, name, sig, TG1, TB256, 0, args, nargs);
 }
 
 static void memset_node(cudag_graph *g, const char *name, const char *b,
@@ -169,20 +155,20 @@ static void check_accepts_valid_graph(void **state)
                      cudag_arg_float(2.0), cudag_arg_int(1)};
     cudag_error e;
     /* left writes y[63], right y[62], copy y[0, 62): they need no order. */
-    nop(g, "sink");
+    tnop(g, "sink");
     kern(g, "left", "scale_f32", a, 4);
     kern(g, "right", "scale_f32", b, 4);
     assert_int_equal(cudag_set_kernel_arg_count(g, "right", 1, 1, &e),
                      CUDAG_OK);
     memset_node(g, "zero", "x", 0, 64, 0.0);
-    nop(g, "src");
+    tnop(g, "src");
     memcpy_node(g, "copy", "y", 0, "x", 0, 62);
-    edge(g, "zero", "src", CUDAG_EDGE_FULL);
-    edge(g, "src", "left", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "src", "right", CUDAG_EDGE_LAUNCH_ORDER);
-    edge(g, "left", "sink", CUDAG_EDGE_FULL);
-    edge(g, "right", "sink", CUDAG_EDGE_FULL);
-    edge(g, "zero", "copy", CUDAG_EDGE_FULL);
+    tedge(g, "zero", "src", CUDAG_EDGE_FULL);
+    tedge(g, "src", "left", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "src", "right", CUDAG_EDGE_LAUNCH_ORDER);
+    tedge(g, "left", "sink", CUDAG_EDGE_FULL);
+    tedge(g, "right", "sink", CUDAG_EDGE_FULL);
+    tedge(g, "zero", "copy", CUDAG_EDGE_FULL);
     /* scale_f32 is not declared pdl here: both edges into it are said to
      * become full edges on the GPU. */
     static const char warned[] =
@@ -224,7 +210,7 @@ static void check_accepts_valid_graph(void **state)
     assert_ptr_equal(g->topo.order, before);
 
     /* Any change un-checks the graph. */
-    nop(g, "late");
+    tnop(g, "late");
     assert_false(g->checked);
     assert_null(g->topo.order);
     expect(g, CUDAG_OK, 0, warned);
@@ -398,13 +384,13 @@ static void check_rejects_launch_limits(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    kern_launch(g, "g0", "nop", (cudag_dim3){0, 1, 1}, B256, 0, NULL, 0);
+    kern_launch(g, "g0", "nop", (cudag_dim3){0, 1, 1}, TB256, 0, NULL, 0);
     kern_launch(g, "g1", "nop", (cudag_dim3){UINT32_C(2147483648), 65536, 65536},
-                B256, 0, NULL, 0);
-    kern_launch(g, "b0", "nop", G1, (cudag_dim3){256, 0, 1}, 0, NULL, 0);
-    kern_launch(g, "b1", "nop", G1, (cudag_dim3){2048, 1, 65}, 0, NULL, 0);
-    kern_launch(g, "b2", "nop", G1, (cudag_dim3){32, 64, 1}, 0, NULL, 0);
-    kern_launch(g, "s0", "nop", G1, B256, 232449, NULL, 0);
+                TB256, 0, NULL, 0);
+    kern_launch(g, "b0", "nop", TG1, (cudag_dim3){256, 0, 1}, 0, NULL, 0);
+    kern_launch(g, "b1", "nop", TG1, (cudag_dim3){2048, 1, 65}, 0, NULL, 0);
+    kern_launch(g, "b2", "nop", TG1, (cudag_dim3){32, 64, 1}, 0, NULL, 0);
+    kern_launch(g, "s0", "nop", TG1, TB256, 232449, NULL, 0);
     kern_launch(g, "ok", "nop", (cudag_dim3){2147483647, 65535, 65535},
                 (cudag_dim3){16, 4, 16}, 232448, NULL, 0);
     expect(g, CUDAG_ERANGE, 9,
@@ -427,7 +413,7 @@ static void check_rejects_negative_ir_dims(void **state)
      * them as they are. */
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "k");
+    tnop(g, "k");
     g->nodes[0].u.k.grid[2] = -3;
     g->nodes[0].u.k.block[0] = INT64_MAX;
     g->nodes[0].u.k.smem = -1;
@@ -638,18 +624,18 @@ static void check_rejects_bad_edges(void **state)
     (void)state;
     cudag_graph *g = new_graph();
     buf(g, "x", CUDAG_TYPE_F32, 8);
-    nop(g, "a");
-    nop(g, "b");
+    tnop(g, "a");
+    tnop(g, "b");
     memset_node(g, "s", "x", 0, 8, 0.0);
     memcpy_node(g, "c", "x", 0, "x", 4, 4);
-    edge(g, "a", "a", CUDAG_EDGE_FULL);
-    edge(g, "a", "b", CUDAG_EDGE_FULL);
-    edge(g, "a", "b", CUDAG_EDGE_FULL);
-    edge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "a", "s", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "s", "c", CUDAG_EDGE_LAUNCH_ORDER);
-    edge(g, "c", "b", CUDAG_EDGE_LAUNCH_ORDER);
-    edge(g, "s", "c", CUDAG_EDGE_FULL);
+    tedge(g, "a", "a", CUDAG_EDGE_FULL);
+    tedge(g, "a", "b", CUDAG_EDGE_FULL);
+    tedge(g, "a", "b", CUDAG_EDGE_FULL);
+    tedge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "a", "s", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "s", "c", CUDAG_EDGE_LAUNCH_ORDER);
+    tedge(g, "c", "b", CUDAG_EDGE_LAUNCH_ORDER);
+    tedge(g, "s", "c", CUDAG_EDGE_FULL);
     cudag_error e;
     /* An index past the nodes can only come from a broken IR. */
     assert_int_equal(cudag__add_edge(g, 1, 99, CUDAG_EDGE_FULL, CUDAG__NOPOS, &e),
@@ -676,8 +662,8 @@ static void check_reports_edge_positions(void **state)
      * the edge, and a duplicate names where the first one was written. */
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
-    nop(g, "b");
+    tnop(g, "a");
+    tnop(g, "b");
     cudag_error e;
     cudag__pos p1 = {"t.yaml", 3, 12}, p2 = {"t.yaml", 9, 5};
     assert_int_equal(cudag__add_edge(g, 0, 1, CUDAG_EDGE_FULL, p1, &e), CUDAG_OK);
@@ -694,15 +680,15 @@ static void check_reports_cycle(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "root");
-    nop(g, "a");
-    nop(g, "b");
-    nop(g, "c");
-    nop(g, "after");
-    edge(g, "root", "a", CUDAG_EDGE_FULL);
-    edge(g, "a", "b", CUDAG_EDGE_FULL);
-    edge(g, "b", "c", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "c", "after", CUDAG_EDGE_FULL);
+    tnop(g, "root");
+    tnop(g, "a");
+    tnop(g, "b");
+    tnop(g, "c");
+    tnop(g, "after");
+    tedge(g, "root", "a", CUDAG_EDGE_FULL);
+    tedge(g, "a", "b", CUDAG_EDGE_FULL);
+    tedge(g, "b", "c", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "c", "after", CUDAG_EDGE_FULL);
     cudag_error e;
     cudag__pos closing = {"t.yaml", 7, 14};
     assert_int_equal(cudag__add_edge(g, 3, 1, CUDAG_EDGE_FULL, closing, &e),
@@ -720,15 +706,15 @@ static void check_reports_each_cycle_once(void **state)
      * report for the component, the shortest cycle from its lowest node). */
     const char *names[] = {"w", "v", "u", "q", "p", "free"};
     for (int i = 0; i < 6; i++)
-        nop(g, names[i]);
-    edge(g, "u", "v", CUDAG_EDGE_FULL);
-    edge(g, "v", "w", CUDAG_EDGE_FULL);
-    edge(g, "w", "u", CUDAG_EDGE_FULL);
-    edge(g, "w", "v", CUDAG_EDGE_FULL);
-    edge(g, "p", "q", CUDAG_EDGE_FULL);
-    edge(g, "q", "p", CUDAG_EDGE_FULL);
-    edge(g, "free", "p", CUDAG_EDGE_FULL);
-    edge(g, "q", "free", CUDAG_EDGE_LAUNCH_ORDER);
+        tnop(g, names[i]);
+    tedge(g, "u", "v", CUDAG_EDGE_FULL);
+    tedge(g, "v", "w", CUDAG_EDGE_FULL);
+    tedge(g, "w", "u", CUDAG_EDGE_FULL);
+    tedge(g, "w", "v", CUDAG_EDGE_FULL);
+    tedge(g, "p", "q", CUDAG_EDGE_FULL);
+    tedge(g, "q", "p", CUDAG_EDGE_FULL);
+    tedge(g, "free", "p", CUDAG_EDGE_FULL);
+    tedge(g, "q", "free", CUDAG_EDGE_LAUNCH_ORDER);
     expect(g, CUDAG_ECYCLE, 2,
            "error: dependency cycle: w -> v -> w\n"
            "error: dependency cycle: q -> p -> q\n");
@@ -739,10 +725,10 @@ static void check_self_edge_is_not_a_cycle(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
-    nop(g, "b");
-    edge(g, "a", "a", CUDAG_EDGE_FULL);
-    edge(g, "a", "b", CUDAG_EDGE_FULL);
+    tnop(g, "a");
+    tnop(g, "b");
+    tedge(g, "a", "a", CUDAG_EDGE_FULL);
+    tedge(g, "a", "b", CUDAG_EDGE_FULL);
     expect(g, CUDAG_EEDGE, 1, "error: node 'a' depends on itself\n");
     cudag_graph_destroy(g);
 }
@@ -756,7 +742,7 @@ static void check_stops_at_max_errors(void **state)
     char name[32];
     for (int i = 0; i < 20; i++) {
         snprintf(name, sizeof name, "k%d", i);
-        kern_launch(g, name, "nop", (cudag_dim3){0, 1, 1}, B256, 0, NULL, 0);
+        kern_launch(g, name, "nop", (cudag_dim3){0, 1, 1}, TB256, 0, NULL, 0);
     }
     cudag_error e;
     assert_int_equal(run_check(g, 0, 3, &e), CUDAG_ERANGE);
@@ -780,7 +766,7 @@ static cudag_graph *big_nodes(void)
     char name[32];
     for (int i = 0; i < BIG; i++) {
         snprintf(name, sizeof name, "n%d", i);
-        nop(g, name);
+        tnop(g, name);
     }
     return g;
 }
@@ -915,13 +901,13 @@ static void check_survives_oom(void **state)
                      cudag_arg_float(1.0), cudag_arg_int(64)};
     kern(g, "a", "scale_f32", a, 4);
     kern(g, "b", "scale_f32", a, 4);
-    nop(g, "c");
-    edge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "a", "c", CUDAG_EDGE_FULL);
+    tnop(g, "c");
+    tedge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "a", "c", CUDAG_EDGE_FULL);
     sweep_oom(g, CUDAG_OK);
     assert_true(g->checked);
     /* With a cycle, the cycle search allocates too. */
-    edge(g, "c", "a", CUDAG_EDGE_FULL);
+    tedge(g, "c", "a", CUDAG_EDGE_FULL);
     sweep_oom(g, CUDAG_ECYCLE);
     cudag_graph_destroy(g);
 }

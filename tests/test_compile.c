@@ -1,14 +1,21 @@
 /* test_compile.c — source modules compiled with NVRTC on the CPU, no GPU
- * needed (src/compile.c, src/nvrtc.c): a cubin for the exact device, names
+ * needed (src/code/compile.c, src/lib/nvrtc.c): a cubin for the exact device, names
  * lowered, NVRTC's errors at their place in the source, the compile cache
  * (hits, misses on any changed input, damaged entries rebuilt, an
  * unwritable directory, two processes at once), every NVRTC call failing in
  * turn and every allocation failing in turn with nothing leaked.  Skips,
  * saying why, where libnvrtc.so.13 cannot be opened. */
 #include "common.h"
-#include "compile.h"
-#include "modfile.h"
-#include "nvrtc.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "lib/nvrtc.h"
+#include "code/binary.h"
+#include "code/compile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <stdio.h>
 #include <stdlib.h>

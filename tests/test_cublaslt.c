@@ -3,7 +3,12 @@
  * one sentence naming it, the process-wide table forced to a path, and how
  * cuBLASLt failures read. */
 #include "common.h"
-#include "cublaslt.h"
+#include "cudag.h"
+#include "base/diag.h"
+#include "lib/cublaslt.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <stdio.h>
 #include <stdlib.h>

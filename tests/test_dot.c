@@ -1,4 +1,4 @@
-/* test_dot.c — Graphviz output (src/dot.c): node labels and shapes, edge
+/* test_dot.c — Graphviz output (src/show/dot.c): node labels and shapes, edge
  * styles by kind, the critical path, clusters for repetition groups, name
  * escaping, rendering with `dot -Tsvg` where Graphviz is installed, and
  * allocation failures. */
@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const cudag_dim3 G1 = {1, 1, 1}, B256 = {256, 1, 1};
 
 static cudag_graph *new_graph(void)
 {
@@ -27,29 +25,6 @@ static cudag_graph *new_graph(void)
     assert_int_equal(cudag_add_signature(g, "nop", "m", NULL, NULL, 0, 1, &e),
                      CUDAG_OK);
     return g;
-}
-
-static void nop(cudag_graph *g, const char *name)
-{
-    cudag_error e;
-    assert_int_equal(cudag_add_kernel(g, name, "nop", G1, B256, 0, NULL, 0, &e),
-                     CUDAG_OK);
-}
-
-static void edge(cudag_graph *g, const char *from, const char *to,
-                 cudag_edge_kind kind)
-{
-    cudag_error e;
-    assert_int_equal(cudag_add_edge(g, from, to, kind, &e), CUDAG_OK);
-}
-
-static void check_ok(cudag_graph *g)
-{
-    cudag_error e;
-    int rc = cudag_check(g, NULL, &e);
-    if (rc)
-        print_error("%s\n", e.message);
-    assert_int_equal(rc, CUDAG_OK);
 }
 
 static char *dot(const cudag_graph *g, unsigned flags)
@@ -141,7 +116,7 @@ static cudag_graph *mixed(void)
     cudag_arg a[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("y", 0),
                      cudag_arg_float(2.0), cudag_arg_int(4096)};
     assert_int_equal(cudag_add_kernel(g, "a", "scale_f32",
-                                      (cudag_dim3){16, 1, 1}, B256, 0, a, 4,
+                                      (cudag_dim3){16, 1, 1}, TB256, 0, a, 4,
                                       &e),
                      CUDAG_OK);
     assert_int_equal(cudag_add_kernel(g, "b", "scale_f32",
@@ -149,19 +124,19 @@ static cudag_graph *mixed(void)
                                       (cudag_dim3){32, 8, 1}, 1024, a, 4, &e),
                      CUDAG_OK);
     assert_int_equal(cudag_add_kernel(g, "c", "scale_f32",
-                                      (cudag_dim3){2, 3, 4}, B256, 0, a, 4,
+                                      (cudag_dim3){2, 3, 4}, TB256, 0, a, 4,
                                       &e),
                      CUDAG_OK);
     assert_int_equal(cudag_add_memcpy(g, "save", "y", 16, "x", 0, 100, &e),
                      CUDAG_OK);
-    nop(g, "side");
-    edge(g, "zero", "a", CUDAG_EDGE_FULL);
-    edge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "b", "c", CUDAG_EDGE_LAUNCH_ORDER);
-    edge(g, "c", "save", CUDAG_EDGE_FULL);
-    edge(g, "a", "side", CUDAG_EDGE_FULL);
-    edge(g, "side", "c", CUDAG_EDGE_FULL);
-    check_ok(g);
+    tnop(g, "side");
+    tedge(g, "zero", "a", CUDAG_EDGE_FULL);
+    tedge(g, "a", "b", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "b", "c", CUDAG_EDGE_LAUNCH_ORDER);
+    tedge(g, "c", "save", CUDAG_EDGE_FULL);
+    tedge(g, "a", "side", CUDAG_EDGE_FULL);
+    tedge(g, "side", "c", CUDAG_EDGE_FULL);
+    tcheck_ok(g);
     return g;
 }
 
@@ -169,7 +144,7 @@ static void dot_requires_checked_graph(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
+    tnop(g, "a");
     char *text = (char *)1;
     cudag_error e;
     assert_int_equal(cudag_dot(g, 0, &text, &e), CUDAG_ESTATE);
@@ -226,16 +201,16 @@ static void dot_counts_in_the_title_agree_in_number(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "only");
-    check_ok(g);
+    tnop(g, "only");
+    tcheck_ok(g);
     char *text = dot(g, 0);
     assert_string_equal(line_of(text, "graph ["),
                         "graph [label=\"g\\n1 node, 0 edges, 1 level\", "
                         "labelloc=t, fontname=\"Helvetica\"];");
     cudag_free(text);
-    nop(g, "next");
-    edge(g, "only", "next", CUDAG_EDGE_FULL);
-    check_ok(g);
+    tnop(g, "next");
+    tedge(g, "only", "next", CUDAG_EDGE_FULL);
+    tcheck_ok(g);
     text = dot(g, 0);
     assert_string_equal(line_of(text, "graph ["),
                         "graph [label=\"g\\n2 nodes, 1 edge, 2 levels\", "
@@ -279,23 +254,23 @@ static cudag_graph *grouped(void)
     cudag_error e;
     char name[64];
     uint32_t layer, sub;
-    nop(g, "first");
+    tnop(g, "first");
     for (int i = 0; i < 2; i++) {
         snprintf(name, sizeof name, "layer[%d]", i);
         assert_int_equal(cudag__add_group(g, name, CUDAG__NONE, &layer, &e),
                          CUDAG_OK);
         snprintf(name, sizeof name, "layer[%d].norm", i);
-        nop(g, name);
+        tnop(g, name);
         g->nodes[g->nnodes - 1].group = layer;
         snprintf(name, sizeof name, "layer[%d].add", i);
-        nop(g, name);
+        tnop(g, name);
         g->nodes[g->nnodes - 1].group = layer;
         for (int j = 0; j < 2; j++) {
             snprintf(name, sizeof name, "layer[%d].sub[%d]", i, j);
             assert_int_equal(cudag__add_group(g, name, layer, &sub, &e),
                              CUDAG_OK);
             snprintf(name, sizeof name, "layer[%d].sub[%d].mul", i, j);
-            nop(g, name);
+            tnop(g, name);
             g->nodes[g->nnodes - 1].group = sub;
         }
     }
@@ -304,7 +279,7 @@ static cudag_graph *grouped(void)
         assert_int_equal(cudag__add_edge(g, i - 1, i, CUDAG_EDGE_FULL,
                                          CUDAG__NOPOS, &e),
                          CUDAG_OK);
-    check_ok(g);
+    tcheck_ok(g);
     return g;
 }
 
@@ -355,8 +330,8 @@ static void dot_escapes_names(void **state)
      * character; DOT must stay well-formed. */
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
-    check_ok(g);
+    tnop(g, "a");
+    tcheck_ok(g);
     g->name = "my \"odd\" graph\\v2\n";
     char *text = dot(g, 0);
     const char *want = "digraph \"my \\\"odd\\\" graph\\\\v2\" {\n";
@@ -376,17 +351,17 @@ static void dot_renders_large_wavefront(void **state)
     for (int i = 0; i < 20; i++)
         for (int j = 0; j < 20; j++) {
             snprintf(name, sizeof name, "cell[%d].col[%d]", i, j);
-            nop(g, name);
+            tnop(g, name);
             if (i > 0) {
                 snprintf(other, sizeof other, "cell[%d].col[%d]", i - 1, j);
-                edge(g, other, name, CUDAG_EDGE_FULL);
+                tedge(g, other, name, CUDAG_EDGE_FULL);
             }
             if (j > 0) {
                 snprintf(other, sizeof other, "cell[%d].col[%d]", i, j - 1);
-                edge(g, other, name, CUDAG_EDGE_PROGRAMMATIC);
+                tedge(g, other, name, CUDAG_EDGE_PROGRAMMATIC);
             }
         }
-    check_ok(g);
+    tcheck_ok(g);
     char *text = dot(g, 0);
     /* The critical path has 39 nodes and 38 edges. */
     size_t red = 0;

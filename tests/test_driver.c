@@ -3,7 +3,15 @@
  * too old, cuInit failing; how driver failures read; the exec API's
  * argument checks that need no device. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "base/diag.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "fake_driver.h"
 
 #include <stdio.h>

@@ -1,7 +1,14 @@
 /* test_expr.c — integer expressions: values, precedence, functions, names,
  * overflow and every error with its column. */
 #include "common.h"
-#include "expr.h"
+#include "cudag.h"
+#include "base/diag.h"
+#include "base/map.h"
+#include "ir/graph.h"
+#include "yaml/expr.h"
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <string.h>
 

@@ -8,28 +8,29 @@
  * every driver or cuBLASLt call and every allocation may fail without a
  * leak. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "lib/cublaslt.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "ir/types.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "fake_cublaslt.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static void ok(int rc, const cudag_error *e)
-{
-    if (rc != CUDAG_OK)
-        print_error("unexpected error %s: %s:%d:%d: %s\n",
-                    cudag_status_name(rc), e->file, e->line, e->column,
-                    e->message);
-    assert_int_equal(rc, CUDAG_OK);
-}
-
 static cudag_graph *load(const char *yaml, tdiag *td)
 {
     cudag_graph *g = NULL;
     cudag_error e;
     cudag_options o = topts(td, NULL);
-    ok(tload_opts(yaml, "g.yaml", &o, &g, &e), &e);
+    tok(tload_opts(yaml, "g.yaml", &o, &g, &e), &e);
     return g;
 }
 
@@ -44,7 +45,7 @@ static cudag_exec *instantiate(const cudag_graph *g, tdiag *td)
     }
     cudag_exec *x = NULL;
     cudag_error e;
-    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    tok(cudag_instantiate(g, &o, &x, &e), &e);
     return x;
 }
 
@@ -69,7 +70,7 @@ static float *read_floats(cudag_exec *x, const char *name, size_t *count)
     assert_non_null(raw);
     assert_non_null(f);
     cudag_error e;
-    ok(cudag_exec_read(x, name, raw, n * es, &e), &e);
+    tok(cudag_exec_read(x, name, raw, n * es, &e), &e);
     to_float(g->buffers[b].type, raw, n, f);
     free(raw);
     if (count)
@@ -93,7 +94,7 @@ static void fill_random(cudag_exec *x, const char *name, uint64_t *seed)
         memcpy(raw + i * es, &bits, es);
     }
     cudag_error e;
-    ok(cudag_exec_write(x, name, raw, n * es, &e), &e);
+    tok(cudag_exec_write(x, name, raw, n * es, &e), &e);
     free(raw);
 }
 
@@ -127,8 +128,8 @@ static void expect_reference(cudag_exec *x, const gr_gemm *r, const char *an,
                              const char *biasn, double tol)
 {
     cudag_error e;
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
     float *a = read_floats(x, an, NULL), *b = read_floats(x, bn, NULL);
     float *c = cn ? read_floats(x, cn, NULL) : NULL;
     float *bias = biasn ? read_floats(x, biasn, NULL) : NULL;
@@ -217,15 +218,15 @@ static void gemm_builder_matches_yaml(void **state)
     (void)state;
     cudag_graph *y = load(full_yaml, NULL), *b;
     cudag_error e;
-    ok(cudag_graph_create("g", &b, &e), &e);
+    tok(cudag_graph_create("g", &b, &e), &e);
     const struct {
         const char *name;
         uint64_t count;
     } bufs[] = {{"a", 123}, {"w", 63}, {"c", 70}, {"bias", 8}, {"d", 74}};
     for (size_t i = 0; i < 5; i++)
-        ok(cudag_add_buffer(b, bufs[i].name, CUDAG_TYPE_F32, bufs[i].count,
-                            NULL, &e),
-           &e);
+        tok(cudag_add_buffer(b, bufs[i].name, CUDAG_TYPE_F32, bufs[i].count,
+                             NULL, &e),
+            &e);
     cudag_gemm p;
     memset(&p, 0, sizeof p);
     p.size = sizeof p;
@@ -239,8 +240,8 @@ static void gemm_builder_matches_yaml(void **state)
     p.alpha = 0.5;
     p.beta = 1.5;
     p.epilogue = CUDAG_EPILOGUE_RELU;
-    ok(cudag_add_gemm(b, "up", &p, &e), &e);
-    ok(cudag_check(b, NULL, &e), &e);
+    tok(cudag_add_gemm(b, "up", &p, &e), &e);
+    tok(cudag_check(b, NULL, &e), &e);
     const cudag__gemm *x = &y->nodes[0].u.mm, *z = &b->nodes[0].u.mm;
     assert_true(x->m == z->m && x->n == z->n && x->k == z->k &&
                 x->batch == z->batch && x->trans_a == z->trans_a &&
@@ -253,8 +254,8 @@ static void gemm_builder_matches_yaml(void **state)
         assert_int_equal(x->op[i].stride, z->op[i].stride);
     }
     char *dy, *db;
-    ok(cudag_dot(y, 0, &dy, &e), &e);
-    ok(cudag_dot(b, 0, &db, &e), &e);
+    tok(cudag_dot(y, 0, &dy, &e), &e);
+    tok(cudag_dot(b, 0, &db, &e), &e);
     tassert_contains(dy, "gemm 5x7x9 (2 batches)\\nd = a * w^T + c + bias, "
                          "relu",
                      __FILE__, __LINE__);
@@ -411,7 +412,7 @@ static float *rebind_a(cudag_exec *x, uint64_t *seed)
         mine[i] = (float)trand(seed, -1, 1);
     cudag_error e;
     long before = F.captures;
-    ok(cudag_exec_rebind_buffer(x, "a", (uint64_t)(uintptr_t)mine, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "a", (uint64_t)(uintptr_t)mine, &e), &e);
     assert_int_equal(F.captures, before + 1);
     return mine;
 }
@@ -445,7 +446,7 @@ static void gemm_rebinds_buffers_by_recording_again(void **state)
                         "bytes, but the cuBLASLt algorithm chosen at "
                         "instantiate needs 256; instantiate the graph again");
     uint64_t p;
-    ok(cudag_exec_buffer(x, "a", &p, NULL, &e), &e);
+    tok(cudag_exec_buffer(x, "a", &p, NULL, &e), &e);
     assert_int_equal(p, (uint64_t)(uintptr_t)mine);
     free(d);
     free(b);
@@ -493,11 +494,11 @@ static void gemm_set_var_records_the_new_multiply(void **state)
     cudag_exec *x = start(rebind_yaml, (const char *const[]){"a", "b", NULL},
                           &g, &seed);
     cudag_error e;
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     float *once = read_floats(x, "d", NULL);
     /* d += a·b from now on. */
-    ok(cudag_exec_set_var(x, "BETA", 1, &e), &e);
-    ok(cudag_exec_launch(x, 2, &e), &e);
+    tok(cudag_exec_set_var(x, "BETA", 1, &e), &e);
+    tok(cudag_exec_launch(x, 2, &e), &e);
     float *thrice = read_floats(x, "d", NULL);
     for (int i = 0; i < 9; i++)
         assert_true(fabsf(thrice[i] - 3 * once[i]) < 1e-5f * (1 + fabsf(once[i])));

@@ -1,6 +1,6 @@
 /* test_gpu_faults.c — the driver-fault sweep of test_build.c, for real: the
  * library runs on the real driver through a table (real_faults.h, generated
- * from src/driver.h) that makes the n-th call fail, for every n along
+ * from src/lib/driver.h) that makes the n-th call fail, for every n along
  * instantiate, launch, argument and variable updates, sync, read and
  * destroy.  Each failure must come back as an error naming the driver's
  * result (or, in destroy, be survived), and afterwards the device must have

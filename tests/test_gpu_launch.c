@@ -8,7 +8,16 @@
  * writes its rank in its cluster), a non-portable cluster of 16 blocks, and
  * node priorities instantiated with the flag that makes them count. */
 #include "gpu_common.h"
-#include "nvrtc.h"
+#include "cudag.h"
+#include "lib/driver.h"
+#include "lib/nvrtc.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+#include "gpu/gpu.h"
+#include "exec/exec.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #define RUNS 3
 

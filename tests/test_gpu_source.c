@@ -6,8 +6,16 @@
  * the compile cache on the second instantiation; a compile error's
  * position in the source and the module's in the graph. */
 #include "gpu_common.h"
-#include "compile.h"
-#include "nvrtc.h"
+#include "cudag.h"
+#include "base/diag.h"
+#include "lib/driver.h"
+#include "lib/nvrtc.h"
+#include "ir/graph.h"
+#include "code/compile.h"
+#include "gpu/exec.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #define N 4096
 

@@ -1,5 +1,5 @@
 /* test_introspect.c — the calls that tell an embedding program what a graph
- * declares (src/introspect.c): buffers' types and sizes and variables'
+ * declares (src/show/introspect.c): buffers' types and sizes and variables'
  * values after defines, lookups by name, and the one way every call that
  * takes an index reports an index out of range. */
 #include "common.h"

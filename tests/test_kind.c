@@ -1,8 +1,12 @@
-/* test_kind.c — the node-kind table (src/kind.c, src/kind.h): indexed by
+/* test_kind.c — the node-kind table (src/kinds/kind.c, src/kinds/kind.h): indexed by
  * cudag_node_kind, each entry complete, names unique, and no lookup past
  * its end. */
 #include "common.h"
-#include "kind.h"
+#include "cudag.h"
+#include "kinds/kind.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* test_kind_cond.c — conditional nodes (src/kind_cond.c) and the sub-graph
- * mechanism under them (graph.c, nodes.c, check.c, build.c, exec.c): the
+/* test_kind_cond.c — conditional nodes (src/kinds/cond.c) and the sub-graph
+ * mechanism under them (graph.c, nodes.c, check.c, build.c, exec/): the
  * YAML forms and their bodies, the C builder, the checks on conditions,
  * DOT and plan, and on the fake driver the CUgraph they become — loops,
  * branches and cases run as the device would, defaults at every launch,
@@ -7,19 +7,18 @@
  * launches refused, variant graphs), a driver without conditional nodes,
  * and every driver call or allocation failing in turn. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "fake_driver.h"
 
 #include <string.h>
-
-static void ok(int rc, const cudag_error *e)
-{
-    if (rc != CUDAG_OK)
-        print_error("unexpected error %s: %s:%d:%d: %s\n",
-                    cudag_status_name(rc), e->file, e->line, e->column,
-                    e->message);
-    assert_int_equal(rc, CUDAG_OK);
-}
 
 /* The head every YAML test shares: the shipped kernels (cond_count_i32,
  * cond_lt_f32, cond_index_i32, scale_f32 run on the fake), a counter, a
@@ -442,20 +441,20 @@ static cudag_graph *api_graph(void)
 {
     cudag_graph *g;
     cudag_error e;
-    ok(cudag_graph_create("t", &g, &e), &e);
-    ok(cudag_add_module(g, "m", "/dev/null", &e), &e);
-    ok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
-    ok(cudag_add_signature(g, "cond_count_i32", "m", NULL, P_COUNT, 3, 1, &e),
-       &e);
-    ok(cudag_add_signature(g, "cond_index_i32", "m", NULL, P_INDEX, 2, 1, &e),
-       &e);
+    tok(cudag_graph_create("t", &g, &e), &e);
+    tok(cudag_add_module(g, "m", "/dev/null", &e), &e);
+    tok(cudag_add_signature(g, "scale_f32", "m", NULL, P_SCALE, 4, 1, &e), &e);
+    tok(cudag_add_signature(g, "cond_count_i32", "m", NULL, P_COUNT, 3, 1, &e),
+        &e);
+    tok(cudag_add_signature(g, "cond_index_i32", "m", NULL, P_INDEX, 2, 1, &e),
+        &e);
     cudag_init one = {CUDAG_INIT_CONST, 1.0, 0, 0, 0};
-    ok(cudag_add_buffer(g, "x", CUDAG_TYPE_F32, N, &one, &e), &e);
-    ok(cudag_add_buffer(g, "it", CUDAG_TYPE_I32, 1, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "x", CUDAG_TYPE_F32, N, &one, &e), &e);
+    tok(cudag_add_buffer(g, "it", CUDAG_TYPE_I32, 1, NULL, &e), &e);
     cudag_init two = {CUDAG_INIT_CONST, 2.0, 0, 0, 0};
-    ok(cudag_add_buffer(g, "pick", CUDAG_TYPE_I32, 1, &two, &e), &e);
-    ok(cudag_add_condition(g, "more", 1, &e), &e);
-    ok(cudag_add_condition(g, "which", CUDAG_COND_NO_DEFAULT, &e), &e);
+    tok(cudag_add_buffer(g, "pick", CUDAG_TYPE_I32, 1, &two, &e), &e);
+    tok(cudag_add_condition(g, "more", 1, &e), &e);
+    tok(cudag_add_condition(g, "which", CUDAG_COND_NO_DEFAULT, &e), &e);
     return g;
 }
 
@@ -464,7 +463,7 @@ static void scale(cudag_graph *g, const char *name, double a)
     cudag_arg args[] = {cudag_arg_buffer("x", 0), cudag_arg_buffer("x", 0),
                         cudag_arg_float(a), cudag_arg_int(N)};
     cudag_error e;
-    ok(cudag_add_kernel(g, name, "scale_f32", G1, B32, 0, args, 4, &e), &e);
+    tok(cudag_add_kernel(g, name, "scale_f32", G1, B32, 0, args, 4, &e), &e);
 }
 
 /* reset (it = 0) -> loop: while more { step: x *= 0.5 -> next: count to k }
@@ -474,31 +473,31 @@ static cudag_graph *api_loop(int64_t k)
 {
     cudag_graph *g = api_graph();
     cudag_error e;
-    ok(cudag_add_memset(g, "reset", "it", 0, 1, 0, &e), &e);
+    tok(cudag_add_memset(g, "reset", "it", 0, 1, 0, &e), &e);
     cudag_graph *body[3];
-    ok(cudag_add_conditional(g, "loop", CUDAG_COND_WHILE, "more", 1, body, &e),
-       &e);
+    tok(cudag_add_conditional(g, "loop", CUDAG_COND_WHILE, "more", 1, body, &e),
+        &e);
     scale(body[0], "step", 0.5);
     cudag_arg count[] = {cudag_arg_buffer("it", 0), cudag_arg_int(k),
                          cudag_arg_cond("more")};
-    ok(cudag_add_kernel(body[0], "next", "cond_count_i32", G1, B32, 0, count, 3,
-                        &e),
-       &e);
-    ok(cudag_add_edge(body[0], "step", "next", CUDAG_EDGE_PROGRAMMATIC, &e),
-       &e);
-    ok(cudag_add_edge(g, "reset", "loop", CUDAG_EDGE_FULL, &e), &e);
+    tok(cudag_add_kernel(body[0], "next", "cond_count_i32", G1, B32, 0, count,
+                         3, &e),
+        &e);
+    tok(cudag_add_edge(body[0], "step", "next", CUDAG_EDGE_PROGRAMMATIC, &e),
+        &e);
+    tok(cudag_add_edge(g, "reset", "loop", CUDAG_EDGE_FULL, &e), &e);
     cudag_arg idx[] = {cudag_arg_buffer("pick", 0), cudag_arg_cond("which")};
-    ok(cudag_add_kernel(g, "choose", "cond_index_i32", G1, B32, 0, idx, 2, &e),
-       &e);
-    ok(cudag_add_edge(g, "loop", "choose", CUDAG_EDGE_FULL, &e), &e);
-    ok(cudag_add_conditional(g, "route", CUDAG_COND_SWITCH, "which", 3, body,
-                             &e),
-       &e);
+    tok(cudag_add_kernel(g, "choose", "cond_index_i32", G1, B32, 0, idx, 2, &e),
+        &e);
+    tok(cudag_add_edge(g, "loop", "choose", CUDAG_EDGE_FULL, &e), &e);
+    tok(cudag_add_conditional(g, "route", CUDAG_COND_SWITCH, "which", 3, body,
+                              &e),
+        &e);
     scale(body[0], "a", 3.0);
     scale(body[1], "a", 5.0);
     scale(body[2], "a", 7.0);
-    ok(cudag_add_edge(g, "choose", "route", CUDAG_EDGE_FULL, &e), &e);
-    ok(cudag_check(g, NULL, &e), &e);
+    tok(cudag_add_edge(g, "choose", "route", CUDAG_EDGE_FULL, &e), &e);
+    tok(cudag_check(g, NULL, &e), &e);
     return g;
 }
 
@@ -524,16 +523,16 @@ static void cond_body_refuses_kinds_the_driver_refuses(void **state)
     cudag_graph *g = api_graph();
     cudag_error e;
     cudag_graph *body[1];
-    ok(cudag_add_conditional(g, "loop", CUDAG_COND_WHILE, "more", 1, body, &e),
-       &e);
+    tok(cudag_add_conditional(g, "loop", CUDAG_COND_WHILE, "more", 1, body, &e),
+        &e);
     cudag_arg count[] = {cudag_arg_buffer("it", 0), cudag_arg_int(3),
                          cudag_arg_cond("more")};
-    ok(cudag_add_kernel(body[0], "next", "cond_count_i32", G1, B32, 0, count, 3,
-                        &e),
-       &e);
+    tok(cudag_add_kernel(body[0], "next", "cond_count_i32", G1, B32, 0, count,
+                         3, &e),
+        &e);
     int event_stand_in;
-    ok(cudag_add_event_record(body[0], "rec", &event_stand_in, &e), &e);
-    ok(cudag_add_host(body[0], "call", host_fn_unused, NULL, &e), &e);
+    tok(cudag_add_event_record(body[0], "rec", &event_stand_in, &e), &e);
+    tok(cudag_add_host(body[0], "call", host_fn_unused, NULL, &e), &e);
     tdiag d;
     memset(&d, 0, sizeof d);
     cudag_options o = topts(&d, NULL);
@@ -576,7 +575,7 @@ static void cond_builder_refuses_what_is_wrong(void **state)
     assert_int_equal(g->nnodes, 0);
     assert_int_equal(g->nsubs, 0);
     assert_int_equal(cudag__alloc_live(), live);
-    ok(cudag_add_conditional(g, "l", CUDAG_COND_IF, "more", 2, body, &e), &e);
+    tok(cudag_add_conditional(g, "l", CUDAG_COND_IF, "more", 2, body, &e), &e);
     assert_int_equal(cudag_add_conditional(g, "l", CUDAG_COND_IF, "more", 1,
                                            again, &e),
                      CUDAG_EDUP);
@@ -598,9 +597,9 @@ static void cond_builder_refuses_what_is_wrong(void **state)
     assert_string_equal(e.message, "edge a -> l: unknown node 'l' in body "
                                    "'l.then'");
     /* A buffer added to the root later is seen by the bodies. */
-    ok(cudag_add_buffer(g, "late", CUDAG_TYPE_F32, 4, NULL, &e), &e);
+    tok(cudag_add_buffer(g, "late", CUDAG_TYPE_F32, 4, NULL, &e), &e);
     assert_int_equal(body[1]->nbuffers, g->nbuffers);
-    ok(cudag_add_memset(body[1], "b", "late", 0, 4, 0.0, &e), &e);
+    tok(cudag_add_memset(body[1], "b", "late", 0, 4, 0.0, &e), &e);
     /* A body is neither instantiated, drawn nor planned on its own. */
     cudag_exec *x = (cudag_exec *)1;
     assert_int_equal(cudag_instantiate(body[0], NULL, &x, &e), CUDAG_EINVAL);
@@ -673,7 +672,7 @@ static void cond_dot_and_plan_show_bodies(void **state)
     cudag_graph *g = load(LOOP);
     char *dot;
     cudag_error e;
-    ok(cudag_dot(g, 0, &dot, &e), &e);
+    tok(cudag_dot(g, 0, &dot, &e), &e);
     assert_non_null(strstr(dot, "compound=true"));
     assert_non_null(strstr(dot, "n1 [label=\"loop\\nwhile more\", shape=hexagon"));
     assert_non_null(strstr(dot, "subgraph \"cluster_body_3\" {\n    label=\"loop: while more\";"));
@@ -683,7 +682,7 @@ static void cond_dot_and_plan_show_bodies(void **state)
     cudag_free(dot);
     char *plan;
     cudag_plan_info pi;
-    ok(cudag_plan(g, &pi, &plan, &e), &e);
+    tok(cudag_plan(g, &pi, &plan, &e), &e);
     assert_int_equal(pi.nodes, 5);
     assert_int_equal(pi.kernel_nodes, 2);
     assert_int_equal(pi.conditional_nodes, 1);
@@ -718,16 +717,16 @@ static cudag_exec *instantiate(const cudag_graph *g, unsigned flags)
     o.flags = flags;
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    tok(cudag_instantiate(g, &o, &x, &e), &e);
     return x;
 }
 
 static void read_back(cudag_exec *x, int *it, float *x0)
 {
     cudag_error e;
-    ok(cudag_exec_read(x, "it", it, sizeof *it, &e), &e);
+    tok(cudag_exec_read(x, "it", it, sizeof *it, &e), &e);
     float xs[N];
-    ok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
     *x0 = xs[0];
 }
 
@@ -752,7 +751,7 @@ static void cond_runs_loops_and_cases_on_the_driver(void **state)
     assert_int_equal(body->edges[0].ed.type,
                      CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC);
     cudag_error e;
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     int it;
     float x0;
     read_back(x, &it, &x0);
@@ -761,18 +760,18 @@ static void cond_runs_loops_and_cases_on_the_driver(void **state)
     assert_true(x0 == 1.0f / 16 * 7);
     assert_int_equal(F.body_runs, 5);
     /* The default applies again at the next launch. */
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_back(x, &it, &x0);
     assert_int_equal(it, 4);
     assert_true(x0 == 49.0f / 256);
     /* A new starting value for later launches: 0 skips the loop's body. */
-    ok(cudag_exec_set_condition(x, "more", 0, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_set_condition(x, "more", 0, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_back(x, &it, &x0);
     assert_int_equal(it, 0);
     assert_true(x0 == 49.0f / 256 * 7);
-    ok(cudag_exec_set_condition(x, "more", 1, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_set_condition(x, "more", 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_back(x, &it, &x0);
     assert_int_equal(it, 4);
     /* Mistakes leave the exec as it was. */
@@ -786,10 +785,10 @@ static void cond_runs_loops_and_cases_on_the_driver(void **state)
     /* Body nodes are updated like any: by full name, or when a buffer
      * moves. */
     a = cudag_arg_int(2);
-    ok(cudag_exec_set_arg(x, "loop.next", 1, &a, &e), &e);
+    tok(cudag_exec_set_arg(x, "loop.next", 1, &a, &e), &e);
     assert_int_equal(body->nodes[1]->vals[1], 2);
     static float other[N];
-    ok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)other, &e), &e);
+    tok(cudag_exec_rebind_buffer(x, "x", (uint64_t)(uintptr_t)other, &e), &e);
     assert_int_equal(body->nodes[0]->vals[0], (uint64_t)(uintptr_t)other);
     cudag_exec_destroy(x);
     cudag_graph_destroy(g);
@@ -812,14 +811,14 @@ static void cond_yaml_if_else_on_the_driver(void **state)
         "    else: {b: {memset: it, value: 22}}\n");
     cudag_exec *x = instantiate(g, 0);
     cudag_error e;
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     int it;
     float x0;
     read_back(x, &it, &x0);
     assert_int_equal(it, 22);   /* x[0] = 1 is not < 0.5 */
     float small[N] = {0.25f};
-    ok(cudag_exec_write(x, "x", small, sizeof small, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_write(x, "x", small, sizeof small, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     read_back(x, &it, &x0);
     assert_int_equal(it, 11);
     cudag_exec_destroy(x);
@@ -871,18 +870,18 @@ static void cond_replays_as_graphs_only(void **state)
     int it;
     float x0;
     for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
-        ok(cudag_exec_write(x, "x", ones, sizeof ones, &e), &e);
-        ok(cudag_exec_replay(x, graphs[i], 1, &e), &e);
-        ok(cudag_exec_sync(x, &e), &e);
+        tok(cudag_exec_write(x, "x", ones, sizeof ones, &e), &e);
+        tok(cudag_exec_replay(x, graphs[i], 1, &e), &e);
+        tok(cudag_exec_sync(x, &e), &e);
         read_back(x, &it, &x0);
         assert_int_equal(it, 4);
         assert_true(x0 == 1.0f / 16 * 7);
     }
-    ok(cudag_exec_set_condition(x, "more", 0, &e), &e);
+    tok(cudag_exec_set_condition(x, "more", 0, &e), &e);
     assert_null(x->serial.gexec);
-    ok(cudag_exec_write(x, "x", ones, sizeof ones, &e), &e);
-    ok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_write(x, "x", ones, sizeof ones, &e), &e);
+    tok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
     read_back(x, &it, &x0);
     assert_int_equal(it, 0);
     assert_true(x0 == 7.0f);

@@ -2,7 +2,14 @@
  * defines, includes, modules, kernel signatures, buffers; the public load
  * functions; lowering again with new variable values. */
 #include "common.h"
-#include "paths.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "ir/graph.h"
+#include "code/shipped.h"
+#include "front/load.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <limits.h>
 #include <stdlib.h>

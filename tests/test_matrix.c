@@ -12,7 +12,16 @@
 #include "common.h"
 #include "fake_driver.h"
 #include "matrix_rows.h"
-#include "nvrtc.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "lib/driver.h"
+#include "lib/nvrtc.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <math.h>
 #include <string.h>
@@ -41,15 +50,6 @@ static const fake_kernel mx_fake[] = {
     {"mx_axpy_cg", 4, {8, 8, 4, 4}, 90, 90, 0, mx_axpy_run, 0},
     {"mx_count", 3, {8, 4, 8}, 90, 90, 0, mx_count_run, 3},
 };
-
-static void ok(int rc, const cudag_error *e)
-{
-    if (rc != CUDAG_OK)
-        print_error("unexpected error %s: %s:%d:%d: %s\n",
-                    cudag_status_name(rc), e->file, e->line, e->column,
-                    e->message);
-    assert_int_equal(rc, CUDAG_OK);
-}
 
 static const fake_kernel *fake_named(const char *name)
 {
@@ -108,14 +108,14 @@ static void run_and_compare(cudag_exec *x, const mx_row *r, const mx_col *c)
     float p = 0.25f;
     int pick = 1, zero = 0;
     cudag_error e;
-    ok(cudag_exec_write(x, "x", xs, sizeof xs, &e), &e);
-    ok(cudag_exec_write(x, "y", y0, sizeof y0, &e), &e);
-    ok(cudag_exec_write(x, "p", &p, sizeof p, &e), &e);
-    ok(cudag_exec_write(x, "pick", &pick, sizeof pick, &e), &e);
-    ok(cudag_exec_write(x, "it", &zero, sizeof zero, &e), &e);
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
-    ok(cudag_exec_read(x, "y", got, sizeof got, &e), &e);
+    tok(cudag_exec_write(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_write(x, "y", y0, sizeof y0, &e), &e);
+    tok(cudag_exec_write(x, "p", &p, sizeof p, &e), &e);
+    tok(cudag_exec_write(x, "pick", &pick, sizeof pick, &e), &e);
+    tok(cudag_exec_write(x, "it", &zero, sizeof zero, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_read(x, "y", got, sizeof got, &e), &e);
     mx_apply(r, c, xs, y0, want, MX_N);
     for (int i = 0; i < MX_N; i++)
         if (fabsf(got[i] - want[i]) > 1e-5f * (1 + fabsf(want[i]))) {
@@ -167,7 +167,7 @@ static void cell(const char *dir, const mx_row *r, const mx_col *c)
         assert_int_equal(fake_live(), 0);
         return;
     }
-    ok(rc, &e);
+    tok(rc, &e);
     seen s;
     memset(&s, 0, sizeof s);
     walk(F.last_graph, fake_named(c->kernel), 0, &s);
@@ -207,7 +207,7 @@ static void matrix_c_api_handle_column(void **state)
         fake_reset();
         cudag_exec *x = NULL;
         cudag_error e;
-        ok(cudag_instantiate(g, NULL, &x, &e), &e);
+        tok(cudag_instantiate(g, NULL, &x, &e), &e);
         seen s;
         memset(&s, 0, sizeof s);
         walk(F.last_graph, &mx_fake[0], 0, &s);
@@ -270,12 +270,12 @@ static void matrix_own_kernel_sets_a_condition(void **state)
     fake_nextra = sizeof mx_fake / sizeof *mx_fake;
     cudag_exec *x = NULL;
     cudag_error e;
-    ok(cudag_instantiate(g, NULL, &x, &e), &e);
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
     static const mx_row r = {"own condition", "", NULL, {2, 2, 2}, 3, 1, 1};
     static const mx_col c = {"own .cu", "", "mx_axpy", 1, 1};
     run_and_compare(x, &r, &c);
     int it = 0;
-    ok(cudag_exec_read(x, "it", &it, sizeof it, &e), &e);
+    tok(cudag_exec_read(x, "it", &it, sizeof it, &e), &e);
     assert_int_equal(it, 3);
     cudag_exec_destroy(x);
     cudag_graph_destroy(g);
@@ -313,7 +313,7 @@ static void matrix_body_kernels_are_the_roots(void **state)
             cudag_options o = topts(&d, NULL);
             cudag_graph *g = NULL;
             cudag_error e;
-            ok(cudag_load_file(path, &o, &g, &e), &e);
+            tok(cudag_load_file(path, &o, &g, &e), &e);
             /* The shipped kernels the row uses, and mx_axpy once. */
             uint32_t n = 0;
             for (uint32_t k = 0; k < g->nsigs; k++)

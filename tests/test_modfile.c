@@ -1,9 +1,14 @@
-/* test_modfile.c — kernel code read on the CPU (src/modfile.c): each
+/* test_modfile.c — kernel code read on the CPU (src/code/binary.c): each
  * format sniffed, entry points and parameter sizes from a cubin, a fatbin
  * and PTX (tests/data/code/, built from user.cu), griddepcontrol.wait found
  * in PTX through calls, and damaged images read without a crash or a leak. */
 #include "common.h"
-#include "modfile.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "code/binary.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* test_modules.c — a graph's kernel code on the CPU (src/modules.c) and
- * its load at instantiation (src/build.c) through the fake driver: the
+/* test_modules.c — a graph's kernel code on the CPU (src/code/module.c) and
+ * its load at instantiation (src/build/build.c) through the fake driver: the
  * user-kernel example checks with signatures read from its source; the C
  * API's source modules and program handles; a source module compiled with
  * the real NVRTC and loaded with cuLibraryLoadData, its template lowered,
@@ -7,10 +7,17 @@
  * probed past the last), every driver call and allocation failing in turn.
  * The instantiation cases skip, saying why, without libnvrtc. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "lib/driver.h"
+#include "lib/nvrtc.h"
+#include "ir/graph.h"
+#include "code/binary.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stdint.h>
 #include "fake_driver.h"
-#include "modfile.h"
-#include "nvrtc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

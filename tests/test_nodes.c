@@ -1,7 +1,13 @@
 /* test_nodes.c — nodes, repetition, groups, name lookup, arguments, memset
  * and memcpy defaults, and every way of writing an edge. */
 #include "common.h"
-#include "util.h"
+#include "cudag.h"
+#include "base/text.h"
+#include "ir/graph.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <string.h>
 

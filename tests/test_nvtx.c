@@ -5,7 +5,11 @@
  * which main() does before anything else; the tool records every range
  * pushed and popped. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
 #include "fake_driver.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
 /* test_oom.c — what protects a process that loads files it does not trust,
  * where the inputs are too big to commit to tests/data/bad/:
- *   - the limits of src/ir.h met by generated inputs (file size, included
+ *   - the limits of src/ir/graph.h met by generated inputs (file size, included
  *     files, include depth, merge keys, variables, buffers, nodes, edges,
  *     work multiplied by repetition, 64 TiB buffers, the largest grid), on
  *     both sides of the limit where that is cheap, with the exact message
@@ -16,7 +16,15 @@
  * (seconds, hundreds of MB): they are skipped under valgrind and ASan,
  * which would take many minutes over them, and say so. */
 #include "common.h"
-#include "values.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "base/attrs.h"
+#include "ir/graph.h"
+#include "ir/types.h"
+#include "front/load.h"
+
+#include <stddef.h>
+#include <stdarg.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -375,7 +383,7 @@ static void limits_nodes(void **state)
     if (skip_heavy("1 Mi nodes"))
         return;
     /* A chain: a million memsets of one byte with no order between them
-     * would be a million races (src/access.c). */
+     * would be a million races (src/check/access.c). */
     static const char head[] =
         "cudag: 1\n"
         "buffers: { b: { type: u8, count: 1 } }\n"

@@ -1,7 +1,12 @@
 /* test_parse.c — the YAML document tree: shapes, positions, anchors and
  * aliases, merge keys, duplicate keys, limits and out-of-memory. */
 #include "common.h"
-#include "parse.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "yaml/parse.h"
+
+#include <stddef.h>
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* test_plan.c — the plan of a checked graph (src/plan.c): counts, depth,
+/* test_plan.c — the plan of a checked graph (src/show/plan.c): counts, depth,
  * width and buffer bytes for chain, fork-join, diamond and wavefront shapes,
  * the exact text, and allocation failures. */
 #include "common.h"
@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const cudag_dim3 G1 = {1, 1, 1}, B256 = {256, 1, 1};
 
 static cudag_graph *new_graph(void)
 {
@@ -18,29 +16,6 @@ static cudag_graph *new_graph(void)
     assert_int_equal(cudag_add_signature(g, "nop", "m", NULL, NULL, 0, 1, &e),
                      CUDAG_OK);
     return g;
-}
-
-static void nop(cudag_graph *g, const char *name)
-{
-    cudag_error e;
-    assert_int_equal(cudag_add_kernel(g, name, "nop", G1, B256, 0, NULL, 0, &e),
-                     CUDAG_OK);
-}
-
-static void edge(cudag_graph *g, const char *from, const char *to,
-                 cudag_edge_kind kind)
-{
-    cudag_error e;
-    assert_int_equal(cudag_add_edge(g, from, to, kind, &e), CUDAG_OK);
-}
-
-static void check_ok(cudag_graph *g)
-{
-    cudag_error e;
-    int rc = cudag_check(g, NULL, &e);
-    if (rc)
-        print_error("%s\n", e.message);
-    assert_int_equal(rc, CUDAG_OK);
 }
 
 static cudag_plan_info plan(const cudag_graph *g, char **text)
@@ -66,7 +41,7 @@ static void plan_requires_checked_graph(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
+    tnop(g, "a");
     cudag_plan_info pi;
     char *text = (char *)1;
     cudag_error e;
@@ -85,13 +60,13 @@ static void plan_of_chain(void **state)
     char name[32], prev[32];
     for (int i = 0; i < 5; i++) {
         snprintf(name, sizeof name, "step[%d]", i);
-        nop(g, name);
+        tnop(g, name);
         if (i)
-            edge(g, prev, name, i % 2 ? CUDAG_EDGE_PROGRAMMATIC
-                                      : CUDAG_EDGE_FULL);
+            tedge(g, prev, name, i % 2 ? CUDAG_EDGE_PROGRAMMATIC
+                                       : CUDAG_EDGE_FULL);
         memcpy(prev, name, sizeof name);
     }
-    check_ok(g);
+    tcheck_ok(g);
     char *text = NULL;
     cudag_plan_info pi = plan(g, &text);
     assert_int_equal(pi.nodes, 5);
@@ -134,21 +109,21 @@ static void plan_of_fork_join(void **state)
                      CUDAG_OK);
     assert_int_equal(cudag_add_memset(g, "zero", "acc", 0, 1024, 0, &e),
                      CUDAG_OK);
-    nop(g, "load");
-    nop(g, "join");
-    edge(g, "zero", "load", CUDAG_EDGE_FULL);
+    tnop(g, "load");
+    tnop(g, "join");
+    tedge(g, "zero", "load", CUDAG_EDGE_FULL);
     char name[32];
     for (int i = 3; i >= 0; i--) {
         snprintf(name, sizeof name, "branch[%d]", i);
-        nop(g, name);
-        edge(g, "load", name, CUDAG_EDGE_LAUNCH_ORDER);
-        edge(g, name, "join", CUDAG_EDGE_FULL);
+        tnop(g, name);
+        tedge(g, "load", name, CUDAG_EDGE_LAUNCH_ORDER);
+        tedge(g, name, "join", CUDAG_EDGE_FULL);
     }
     assert_int_equal(cudag_add_memcpy(g, "save", "out", 0, "out", 1024, 1024,
                                       &e),
                      CUDAG_OK);
-    edge(g, "join", "save", CUDAG_EDGE_FULL);
-    check_ok(g);
+    tedge(g, "join", "save", CUDAG_EDGE_FULL);
+    tcheck_ok(g);
     char *text = NULL;
     cudag_plan_info pi = plan(g, &text);
     assert_int_equal(pi.nodes, 8);
@@ -183,16 +158,16 @@ static void plan_of_diamond(void **state)
      * any earlier: levels are longest paths. */
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "d");
-    nop(g, "c");
-    nop(g, "b");
-    nop(g, "a");
-    edge(g, "a", "b", CUDAG_EDGE_FULL);
-    edge(g, "a", "c", CUDAG_EDGE_PROGRAMMATIC);
-    edge(g, "b", "d", CUDAG_EDGE_FULL);
-    edge(g, "c", "d", CUDAG_EDGE_FULL);
-    edge(g, "a", "d", CUDAG_EDGE_FULL);
-    check_ok(g);
+    tnop(g, "d");
+    tnop(g, "c");
+    tnop(g, "b");
+    tnop(g, "a");
+    tedge(g, "a", "b", CUDAG_EDGE_FULL);
+    tedge(g, "a", "c", CUDAG_EDGE_PROGRAMMATIC);
+    tedge(g, "b", "d", CUDAG_EDGE_FULL);
+    tedge(g, "c", "d", CUDAG_EDGE_FULL);
+    tedge(g, "a", "d", CUDAG_EDGE_FULL);
+    tcheck_ok(g);
     char *text = NULL;
     cudag_plan_info pi = plan(g, &text);
     assert_int_equal(pi.depth, 3);
@@ -217,7 +192,7 @@ static void plan_of_wavefront(void **state)
     for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++) {
             snprintf(name, sizeof name, "w[%d].c[%d]", i, j);
-            nop(g, name);
+            tnop(g, name);
             uint32_t me = (uint32_t)(i * C + j);
             if (i)
                 assert_int_equal(cudag__add_edge(g, me - C, me, CUDAG_EDGE_FULL,
@@ -229,7 +204,7 @@ static void plan_of_wavefront(void **state)
                                                  CUDAG__NOPOS, &e),
                                  CUDAG_OK);
         }
-    check_ok(g);
+    tcheck_ok(g);
     char *text = NULL;
     cudag_plan_info pi = plan(g, &text);
     assert_int_equal(pi.nodes, R * C);
@@ -249,7 +224,7 @@ static void plan_of_empty_graph(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    check_ok(g);
+    tcheck_ok(g);
     char *text = NULL;
     cudag_plan_info pi = plan(g, &text);
     assert_int_equal(pi.nodes, 0);
@@ -270,9 +245,9 @@ static void plan_text_and_info_are_optional(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
-    nop(g, "b");
-    check_ok(g);
+    tnop(g, "a");
+    tnop(g, "b");
+    tcheck_ok(g);
     cudag_error e;
     cudag_plan_info pi = plan(g, NULL);
     assert_int_equal(pi.width, 2);
@@ -287,10 +262,10 @@ static void plan_survives_oom(void **state)
 {
     (void)state;
     cudag_graph *g = new_graph();
-    nop(g, "a");
-    nop(g, "b");
-    edge(g, "a", "b", CUDAG_EDGE_FULL);
-    check_ok(g);
+    tnop(g, "a");
+    tnop(g, "b");
+    tedge(g, "a", "b", CUDAG_EDGE_FULL);
+    tcheck_ok(g);
     cudag_plan_info pi;
     char *text = NULL;
     cudag_error e;

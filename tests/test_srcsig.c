@@ -1,10 +1,20 @@
 /* test_srcsig.c — kernel declarations read from CUDA source on the CPU
- * (src/srcsig.c): the C type table, what real kernels declare, what is
+ * (src/code/decls.c): the C type table, what real kernels declare, what is
  * refused and how it reads, templates, macros and aliases, which kernels
  * reach a PDL wait, headers gathered, files read with limits, and nothing
  * leaked when an allocation fails. */
 #include "common.h"
-#include "srcsig.h"
+#include "cudag.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "base/file.h"
+#include "code/ctype.h"
+#include "code/decls.h"
+#include "code/headers.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -434,12 +444,64 @@ static void srcsig_gather_leaves_the_toolkit_to_nvrtc(void **state)
     cudag__arena_free(&a);
 }
 
+/* The one file reader: a file read into the arena (NUL-terminated) and the
+ * same file mapped give the same bytes; an empty file maps to ""; without
+ * a what, a message starts with "cannot read"; dir_of's three cases. */
+static void srcsig_file_read_and_map(void **state)
+{
+    (void)state;
+    cudag__arena a = {0};
+    cudag__file_bytes r, m;
+    cudag_error e;
+    char p[512];
+    cudag__pos at = {"g.yaml", 1, 1};
+    put_file("twelve.cu", "hello world\n");
+    snprintf(p, sizeof p, "%s/twelve.cu", tmpdir);
+    assert_int_equal(cudag__file_read(p, 100, CUDAG__FILE_READ, &a, NULL, at,
+                                      &r, NULL, &e),
+                     CUDAG_OK);
+    assert_int_equal(r.len, 12);
+    assert_string_equal(r.p, "hello world\n");
+    assert_null(r.map);
+    assert_int_equal(cudag__file_read(p, 100, CUDAG__FILE_MAP, NULL, NULL, at,
+                                      &m, NULL, &e),
+                     CUDAG_OK);
+    assert_non_null(m.map);
+    assert_int_equal(m.len, 12);
+    assert_memory_equal(m.p, "hello world\n", 12);
+    cudag__file_release(&m);
+    assert_null(m.map);
+    cudag__file_release(&r);
+    put_file("empty.cu", "");
+    snprintf(p, sizeof p, "%s/empty.cu", tmpdir);
+    assert_int_equal(cudag__file_read(p, 100, CUDAG__FILE_MAP, NULL, NULL, at,
+                                      &m, NULL, &e),
+                     CUDAG_OK);
+    assert_null(m.map);
+    assert_int_equal(m.len, 0);
+    assert_string_equal(m.p, "");
+    cudag__file_release(&m);
+    snprintf(p, sizeof p, "%s/twelve.cu", tmpdir);
+    uint64_t size = 0;
+    assert_int_equal(cudag__file_read(p, 11, CUDAG__FILE_MAP, NULL, NULL, at,
+                                      &m, &size, &e),
+                     CUDAG_ELIMIT);
+    assert_int_equal(size, 12);
+    assert_null(m.p);
+    char want[700];
+    snprintf(want, sizeof want, "'%s' is 12 bytes (at most 11)", p);
+    assert_string_equal(e.message, want);
+    assert_string_equal(cudag__dir_of(&a, "a/b/c.cu"), "a/b");
+    assert_string_equal(cudag__dir_of(&a, "c.cu"), ".");
+    assert_string_equal(cudag__dir_of(&a, "/c.cu"), "/");
+    cudag__arena_free(&a);
+}
+
 static void srcsig_file_limits(void **state)
 {
     (void)state;
     cudag__arena a = {0};
-    char *text;
-    size_t len;
+    cudag__file_bytes fb;
     cudag_error e;
     char p[512];
     cudag__pos at = {"g.yaml", 3, 9};
@@ -449,25 +511,28 @@ static void srcsig_file_limits(void **state)
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, 100 << 20), 0);
     close(fd);
-    assert_int_equal(cudag__read_file(&a, p, CUDAG__MAX_SOURCE_BYTES,
-                                      "module 'm'", at, &text, &len, &e),
+    uint64_t size = 0;
+    assert_int_equal(cudag__file_read(p, CUDAG__MAX_SOURCE_BYTES,
+                                      CUDAG__FILE_READ, &a, "module 'm'", at,
+                                      &fb, &size, &e),
                      CUDAG_ELIMIT);
-    assert_null(text);
+    assert_null(fb.p);
+    assert_int_equal(size, 100 << 20);
     char want[700];
     snprintf(want, sizeof want,
              "g.yaml:3:9: module 'm': '%s' is 104857600 bytes (at most "
              "16777216)", p);
     assert_string_equal(where(&e), want);
     snprintf(p, sizeof p, "%s/missing.cu", tmpdir);
-    assert_int_equal(cudag__read_file(&a, p, 100, "module 'm'", at, &text,
-                                      &len, &e),
+    assert_int_equal(cudag__file_read(p, 100, CUDAG__FILE_READ, &a,
+                                      "module 'm'", at, &fb, NULL, &e),
                      CUDAG_EIO);
     snprintf(want, sizeof want,
              "g.yaml:3:9: module 'm': cannot read '%s': No such file or "
              "directory", p);
     assert_string_equal(where(&e), want);
-    assert_int_equal(cudag__read_file(&a, tmpdir, 100, "module 'm'", at, &text,
-                                      &len, &e),
+    assert_int_equal(cudag__file_read(tmpdir, 100, CUDAG__FILE_MAP, NULL,
+                                      "module 'm'", at, &fb, NULL, &e),
                      CUDAG_EIO);
     assert_non_null(strstr(e.message, "not a regular file"));
     /* A header over the limit is an error at its #include line. */
@@ -566,6 +631,7 @@ int main(void)
         cmocka_unit_test(srcsig_gathers_headers),
         cmocka_unit_test(srcsig_gather_leaves_the_toolkit_to_nvrtc),
         cmocka_unit_test(srcsig_file_limits),
+        cmocka_unit_test(srcsig_file_read_and_map),
         cmocka_unit_test(srcsig_oom_sweep),
     };
     return cmocka_run_group_tests(tests, make_tmp, remove_tmp);

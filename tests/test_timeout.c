@@ -1,4 +1,4 @@
-/* test_timeout.c — loops that never end (exec.c's timeout_ms, timing.c's
+/* test_timeout.c — loops that never end (exec/'s timeout_ms, timing.c's
  * waits), on the fake driver: a while loop past the fake's iteration bound
  * keeps its stream busy for good (fake_state.runaway), as a device would.
  * With a timeout every wait polls and gives up with CUDAG_ETIMEOUT naming
@@ -6,20 +6,13 @@
  * destroying it neither waits nor frees what the running graph uses.
  * Without a runaway the timeout changes nothing. */
 #include "common.h"
-#include "exec.h"
+#include "cudag.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
 #include "fake_driver.h"
 
 #include <string.h>
 #include <time.h>
-
-static void ok(int rc, const cudag_error *e)
-{
-    if (rc != CUDAG_OK)
-        print_error("unexpected error %s: %s:%d:%d: %s\n",
-                    cudag_status_name(rc), e->file, e->line, e->column,
-                    e->message);
-    assert_int_equal(rc, CUDAG_OK);
-}
 
 #define HEAD                                                                   \
     "cudag: 1\n"                                                               \
@@ -102,7 +95,7 @@ static cudag_exec *instantiate(const cudag_graph *g, unsigned timeout_ms)
     o.timeout_ms = timeout_ms;
     cudag_exec *x;
     cudag_error e;
-    ok(cudag_instantiate(g, &o, &x, &e), &e);
+    tok(cudag_instantiate(g, &o, &x, &e), &e);
     return x;
 }
 
@@ -128,7 +121,7 @@ static void timeout_reports_a_loop_that_never_ends(void **state)
     cudag_graph *g = load(RUNAWAY);
     cudag_exec *x = instantiate(g, 50);
     cudag_error e;
-    ok(cudag_exec_launch(x, 2, &e), &e);
+    tok(cudag_exec_launch(x, 2, &e), &e);
     assert_true(F.busy);
     double t0 = now_ms();
     assert_int_equal(cudag_exec_sync(x, &e), CUDAG_ETIMEOUT);
@@ -180,15 +173,15 @@ static void timeout_lets_a_loop_that_ends_finish(void **state)
     cudag_graph *g = load(ENDS);
     cudag_exec *x = instantiate(g, 1000);
     cudag_error e;
-    ok(cudag_exec_launch(x, 1, &e), &e);
-    ok(cudag_exec_sync(x, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
     int it = 0;
-    ok(cudag_exec_read(x, "it", &it, sizeof it, &e), &e);
+    tok(cudag_exec_read(x, "it", &it, sizeof it, &e), &e);
     assert_int_equal(it, 5);
     float ms[3];
-    ok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 1, 3, ms, &e), &e);
-    ok(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 1, 3, ms, &e), &e);
-    ok(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 1, 3, ms, &e), &e);
+    tok(cudag_exec_time(x, CUDAG_REPLAY_GRAPH, 1, 3, ms, &e), &e);
+    tok(cudag_exec_time_gated(x, CUDAG_REPLAY_GRAPH, 1, 3, ms, &e), &e);
+    tok(cudag_exec_time_back_to_back(x, CUDAG_REPLAY_GRAPH, 1, 3, ms, &e), &e);
     assert_false(F.busy);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
@@ -232,7 +225,7 @@ static void timeout_without_a_loop_blames_a_kernel(void **state)
     cudag_graph *g = load(HEAD "nodes:\n  reset: {memset: it, value: 0}\n");
     cudag_exec *x = instantiate(g, 10);
     cudag_error e;
-    ok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
     F.busy = 1;     /* as if a kernel never returned */
     int it;
     assert_int_equal(cudag_exec_read(x, "it", &it, sizeof it, &e),

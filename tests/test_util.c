@@ -1,9 +1,15 @@
-/* test_util.c — src/util.c on its own: the allocation fault seam every OOM
- * test of the other suites relies on, the arena, growable arrays, the string
- * map, the error setters and the diagnostic sink, the text buffer and the
- * string helpers.  Each container is also driven through its failure paths
- * (an injected allocation failure leaves it as it was and leaks nothing). */
+/* test_util.c — src/base/alloc.c, map.c, diag.c and text.c on their own: the
+ * allocation fault seam every OOM test of the other suites relies on, the
+ * arena, growable arrays, the string map, the error setters and the
+ * diagnostic sink, the text buffer and the string helpers.  Each container
+ * is also driven through its failure paths (an injected allocation failure
+ * leaves it as it was and leaks nothing). */
 #include "common.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "base/map.h"
+#include "base/text.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes a large generated graph for timing the race check (src/access.c):
+"""Writes a large generated graph for timing the race check (src/check/access.c):
 not a test, a measurement (docs/language.md, "Access sets and races").
 
     python3 tools/gen_access_graph.py [--program] SHAPE NODES > big.yaml
     time build/tools/cudag check big.yaml
 
 --program writes the same graph with `order: program` and no `after:`: the
-check then infers the edges first (src/order.c), timed the same way.
+check then infers the edges first (src/check/order.c), timed the same way.
 
 SHAPE:
   chain   NODES axpy kernels, each after the one before, all updating one

@@ -24,9 +24,13 @@
  * whatever absolute or "../" path an input names.
  */
 #include "cudag.h"
-#include "ir.h"
-#include "kind.h"
-#include "lower.h"
+#include "base/alloc.h"
+#include "ir/graph.h"
+#include "front/load.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "runner.h"
 
 #include <dirent.h>

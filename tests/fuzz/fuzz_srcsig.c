@@ -12,9 +12,16 @@
  * parameter count and known types, a failure fills the error, and nothing is
  * left allocated. */
 #include "cudag.h"
-#include "modfile.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "code/binary.h"
+#include "code/ctype.h"
+#include "code/decls.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "runner.h"
-#include "srcsig.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,14 @@
  * use docs/api.md allows: distinct handles on distinct threads.  Prints one
  * JSON line; exit status 1 on any mismatch or error. */
 #include "cudag.h"
-#include "exec.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+#include "exec/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -12,8 +12,20 @@
  *
  *     bench_capture [--nodes K] [--n N] [--reps R] [--rounds M] [--json]
  *                   [--kernels DIR]   (where cudag_kernels.fatbin is)
+ *
+ * Internal: lib/driver.h's table (cudag__driver, cudag__drv).  A capture
+ * callback must call CUDA itself (it launches the kernel it records), and
+ * the program loads the fatbin and times with events; through the
+ * library's table it links no libcuda.  Everything else is the public API.
  */
-#include "exec.h"
+#include "cudag.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +122,13 @@ static int time_exec(cudag_exec *x, const cudag__drv *d, int reps, int rounds,
     CUstream s = cudag_exec_stream(x);
     CUevent a, b;
     if (d->cuEventCreate(&a, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-        d->cuEventCreate(&b, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-        return cudag__fail_at(e, CUDAG_ECUDA, CUDAG__NOPOS, "cuEventCreate");
+        d->cuEventCreate(&b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+        memset(e, 0, sizeof *e);
+        e->code = CUDAG_ECUDA;
+        e->severity = CUDAG_SEV_ERROR;
+        snprintf(e->message, sizeof e->message, "cuEventCreate");
+        return CUDAG_ECUDA;
+    }
     float *t = calloc((size_t)rounds, sizeof *t);
     int rc = t ? cudag_exec_launch(x, (unsigned)reps, e) : CUDAG_ENOMEM;
     for (int r = 0; r < rounds && rc == CUDAG_OK; r++) {

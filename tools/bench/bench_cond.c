@@ -24,8 +24,22 @@
  * DIR (the built kernels and their manifest) defaults to $CUDAG_KERNELS_DIR,
  * then build/kernels; FILE to graphs/jacobi.yaml (run from the source
  * root).  --check loads and checks every graph it would run and stops, with
- * no GPU (a CPU test runs it). */
-#include "exec.h"
+ * no GPU (a CPU test runs it).
+ *
+ * Internal: lib/driver.h's table (cudag__driver, cudag__drv).  It times
+ * host-driven loops with CUDA events on the exec's stream, which no public
+ * call does (cudag_exec_time times replays only); it calls the driver
+ * through the library's table so that it links no libcuda and --check (a
+ * CPU test, bench_cond_graphs) runs on a machine with no driver.  The exec
+ * runs in device 0's primary context (default options), which the timer
+ * makes current itself. */
+#include "cudag.h"
+#include "lib/driver.h"
+#include "ir/graph.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +67,13 @@ static void cu(const cudag__drv *d, CUresult r, const char *what)
 {
     if (r == CUDA_SUCCESS)
         return;
-    cudag_error e;
-    cudag__cu_fail(&e, d, r, CUDAG__NOPOS, "%s", what);
-    die(what, &e);
+    const char *name = NULL, *desc = NULL;
+    if (d->cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+        name = "CUDA_ERROR_UNKNOWN";
+    if (d->cuGetErrorString(r, &desc) != CUDA_SUCCESS || !desc)
+        desc = "no description";
+    fprintf(stderr, "bench_cond: %s: %s (%s)\n", what, name, desc);
+    exit(1);
 }
 
 static cudag_graph *load(const char *text, const char *file)
@@ -142,16 +160,23 @@ static int cmp_float(const void *a, const void *b)
 typedef struct timer {
     const cudag__drv *d;
     cudag_exec *x;
+    CUdevice dev;
+    CUcontext ctx;
     CUevent e0, e1;
 } timer;
 
+/* The events live in the exec's context: device 0's primary context, as
+ * cudag_instantiate with default options uses. */
 static void timer_open(timer *t, cudag_exec *x)
 {
     cudag_error e;
     t->x = x;
-    t->d = x->gpu.drv;
-    if (cudag__exec_enter(x, &e) != CUDAG_OK)
-        die("cuCtxPushCurrent", &e);
+    if (cudag__driver(&t->d, &e) != CUDAG_OK)
+        die("the CUDA driver", &e);
+    cu(t->d, t->d->cuDeviceGet(&t->dev, 0), "cuDeviceGet");
+    cu(t->d, t->d->cuDevicePrimaryCtxRetain(&t->ctx, t->dev),
+       "cuDevicePrimaryCtxRetain");
+    cu(t->d, t->d->cuCtxPushCurrent(t->ctx), "cuCtxPushCurrent");
     cu(t->d, t->d->cuEventCreate(&t->e0, CU_EVENT_DEFAULT), "cuEventCreate");
     cu(t->d, t->d->cuEventCreate(&t->e1, CU_EVENT_DEFAULT), "cuEventCreate");
 }
@@ -160,12 +185,15 @@ static void timer_close(timer *t)
 {
     t->d->cuEventDestroy(t->e0);
     t->d->cuEventDestroy(t->e1);
-    cudag__exec_leave(t->x);
+    CUcontext c;
+    (void)t->d->cuCtxPopCurrent(&c);
+    (void)t->d->cuDevicePrimaryCtxRelease(t->dev);
 }
 
 static void mark(timer *t, CUevent e)
 {
-    cu(t->d, t->d->cuEventRecord(e, t->x->gpu.stream), "cuEventRecord");
+    cu(t->d, t->d->cuEventRecord(e, (CUstream)cudag_exec_stream(t->x)),
+       "cuEventRecord");
 }
 
 static float elapsed_us(timer *t)
@@ -241,13 +269,14 @@ static const char host_jacobi[] =
 
 static long var(const cudag_graph *g, const char *name)
 {
-    uint32_t v = cudag__find_var(g, name);
-    if (v == CUDAG__NONE) {
+    long i = cudag_graph_find_var(g, name);
+    cudag_value v;
+    if (i < 0 || cudag_graph_var(g, (size_t)i, &v) != CUDAG_OK) {
         fprintf(stderr, "bench_cond: the Jacobi graph has no variable %s\n",
                 name);
         exit(1);
     }
-    return (long)g->vars[v].value;
+    return v.type == CUDAG_TYPE_I64 ? (long)v.i : (long)v.f;
 }
 
 /* --check: every graph the benchmark builds loads and checks. */
@@ -393,7 +422,7 @@ int main(int argc, char **argv)
             cudag_graph *g = load(text, NULL);
             free(text);
             cudag_exec *x = instantiate(g);
-            snprintf(device, sizeof device, "%s", x->gpu.name);
+            snprintf(device, sizeof device, "%s", cudag_exec_device_name(x));
             timer t;
             timer_open(&t, x);
             (void)run_loop(&t, m, Ks[ki]);     /* warm-up */

@@ -15,14 +15,27 @@
  * usage: bench_source [--repeats R] [--batches N] [--replays B] [--out FILE]
  *                     [--no-gpu]
  * The cache goes to a temporary directory ($CUDAG_CACHE_DIR is set for the
- * run); nvcc is $CUDA_HOME/bin/nvcc or /usr/local/cuda/bin/nvcc. */
-#include "compile.h"
-#include "exec.h"
+ * run); nvcc is $CUDA_HOME/bin/nvcc or /usr/local/cuda/bin/nvcc.
+ *
+ * Internal: code/compile.h (cudag__compile, cudag__compile_req,
+ * cudag__compiled, cudag__compiled_free) and the diagnostics it reports to
+ * (cudag__diag, cudag__diag_init, base/diag.h).  It times the NVRTC compile
+ * and the cache hit with no GPU, and no public call compiles without
+ * instantiating on a device.  The replay part is the public API. */
+#include "cudag.h"
+#include "base/diag.h"
+#include "ir/graph.h"
+#include "code/compile.h"
+#include "gpu/exec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NKERNELS 10
@@ -56,7 +69,12 @@ static char *module_source(void)
     return s;
 }
 
-static double now_s(void) { return (double)cudag__now_ns() * 1e-9; }
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -205,7 +223,7 @@ static void replay(const char *dir, const char *cu, int batches, int b,
                 "\"batches\": %d, \"replays_per_batch\": %d, \"device\": "
                 "\"%s\"}\n",
                 NKERNELS, ELEMS, src * 1e6, fat * 1e6, src / fat, batches, b,
-                x[0]->gpu.name);
+                cudag_exec_device_name(x[0]));
     for (int i = 0; i < 2; i++) {
         cudag_exec_destroy(x[i]);
         cudag_graph_destroy(g[i]);

@@ -245,7 +245,7 @@ int cmd_dot(cli *c, int argc, char **argv)
 
 /* The plan as JSON: the numbers of cudag_plan_info, then the schedule read
  * back from the plan's text, whose "level L: NAME NAME..." lines are a
- * stable format (src/plan.c); node names hold no spaces. */
+ * stable format (src/show/plan.c); node names hold no spaces. */
 static void print_plan_json(const cudag_graph *g, const cudag_plan_info *info,
                             const char *text)
 {
@@ -279,7 +279,7 @@ static void print_plan_json(const cudag_graph *g, const cudag_plan_info *info,
         printf("]");
     }
     printf("]");
-    /* What each node reads and writes (src/access.c). */
+    /* What each node reads and writes (src/check/access.c). */
     char *access = NULL;
     if (cudag_plan_access(g, &access, NULL) == CUDAG_OK)
         printf(", \"access\": %s", access);

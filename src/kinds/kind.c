@@ -1,0 +1,39 @@
+/* kind.c — the node-kind table (kind.h): one line per kind, in the order of
+ * cudag_node_kind, and the lookups the stages use instead of switching on a
+ * node's kind. */
+#include "kinds/kind.h"
+#include "cudag.h"
+
+#include <stddef.h>
+
+/* Indexed by cudag_node_kind: table[k]->kind == k (tests/test_kind.c checks). */
+static const cudag__kind_ops *const table[] = {
+    &cudag__kind_kernel,
+    &cudag__kind_memset,
+    &cudag__kind_memcpy,
+    &cudag__kind_cond,
+    &cudag__kind_gemm,
+    &cudag__kind_capture,
+    &cudag__kind_event_record,
+    &cudag__kind_event_wait,
+    &cudag__kind_host,
+    &cudag__kind_child,
+};
+#define NKINDS (sizeof table / sizeof *table)
+
+const cudag__kind_ops *cudag__kind(cudag_node_kind k)
+{
+    return (unsigned)k < NKINDS ? table[k] : NULL;
+}
+
+const cudag__kind_ops *const *cudag__kinds(size_t *n)
+{
+    *n = NKINDS;
+    return table;
+}
+
+const char *cudag__node_kind_name(cudag_node_kind k)
+{
+    const cudag__kind_ops *ops = cudag__kind(k);
+    return ops ? ops->name : table[0]->name;
+}
