@@ -7,8 +7,6 @@
 
 #include "cudag.h"
 #include "lib/driver.h"
-/* Not used here: the tests and tools that read back an exec's CUgraph take
- * build.h's functions through this header. */
 
 /* Waits for event e, or for the exec's stream when e is NULL: with the
  * driver's synchronize call, or with a timeout (x->timeout_ms) by polling
