@@ -13,9 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- types --------------------------------------------------------------- */

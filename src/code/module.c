@@ -21,13 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The -D options of a module, for the declaration reader ("NAME=VALUE"). */
 static const char **defines_of(cudag__arena *a, const char *const *opts)

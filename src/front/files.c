@@ -18,13 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 char *cudag__path_join(cudag__arena *a, const char *dir, const char *name)
