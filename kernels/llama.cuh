@@ -192,10 +192,14 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
  * LL_CFG_HEAD below); tools/bench/gemv_sweep.cu measures the candidates.
  *   P, PB    rotate_half / gate-up / adjacent pairs of rows per warp (R = 2P
  *            rows share each activation chunk): batch 1 (P) and the batch
- *            body (PB; its LL_MAXB sums per row cap it at 1 in 128 registers)
+ *            body (PB)
  *   U, UB    16-byte chunks per row and lane loaded per step, before any is
  *            used: batch 1 (U) and the batch body (UB); U·R·16 bytes per lane
  *            in flight
+ *   BB       batch rows the batch body holds sums for (BB·R per lane): up
+ *            to BB rows run the batch body (PB, UB, DBB), more the body of
+ *            LL_MAXB sums (one pair, two chunks: it fits any budget)
+ *   DBB      DB for the batch body
  *   KS       warps of a block splitting K (chunk c of a row goes to warp
  *            (c / 32) % KS); the block's THREADS/32/KS row groups each take
  *            P units of a tile, the KS partial sums meet in shared memory
@@ -213,11 +217,12 @@ __device__ __forceinline__ void ll_chunk(float (&acc)[R][MB], const uint4 (&w)[R
  * correct: the graph may launch a whole number of waves instead of one tile
  * per block. */
 template <int P_, int U_, int UB_, int KS_, int THREADS_, int MINB_, int SA_,
-          bool PFW_, bool DB_, int PB_ = 1>
+          bool PFW_, bool DB_, int PB_ = 1, int BB_ = LL_MAXB, bool DBB_ = DB_>
 struct LlCfg {
-    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_, PB = PB_;
+    static constexpr int P = P_, U = U_, UB = UB_, KS = KS_, PB = PB_, BB = BB_;
     static constexpr int THREADS = THREADS_, MINB = MINB_, SA = SA_;
-    static constexpr bool PFW = PFW_, DB = DB_;
+    static constexpr bool PFW = PFW_, DB = DB_, DBB = DBB_;
+    static_assert(BB_ >= 2 && BB_ <= LL_MAXB, "the batch body holds 2 to LL_MAXB rows");
 };
 
 /* What the library shipped first (2026-11-25): two rows per warp, 4 chunks
@@ -231,7 +236,13 @@ typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
  *   U8      a whole 4 KB row of K = 2048 per lane in flight (qkv)
  *   KS2W16  two warps split K, 16 warps, one block per SM (o, down)
  *   DB4     4 chunks per row, the next step's loaded before this one is
- *           used (gate/up, head) */
+ *           used (gate/up, head)
+ * Their batch bodies keep LL_MAXB sums and two chunks per row: the sweep's
+ * batch candidates (-DGEMV_SWEEP_BATCH; 8 sums and 2 or 4 chunks per row,
+ * 10-13 % faster per kernel in its chains at batch 8, H100, 2026-11-26,
+ * docs/results/gemv-sweep-batch-h100-2026-11-26.log) left the whole step
+ * where it was (1B at batch 8: 2 620 us either way; 8B: 21 984 against
+ * 21 987), so the smaller code stays. */
 typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false> LlCfgU8;
 typedef LlCfg<1, 8, 2, 2, 512, 1, 16384, true, false> LlCfgKs2w16;
 typedef LlCfg<1, 4, 2, 1, 256, 2, 16384, true, true> LlCfgDb4;
@@ -324,7 +335,7 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
  * compile-time constants only.  The first step's loads go before
  * griddepcontrol.wait (PFW); then the dependents are triggered at once, the
  * row scales computed (A.g set) and the rows staged in shared memory (SA). */
-template <class C, int P, int MB, int U, class Body>
+template <class C, int P, int MB, int U, bool DB, class Body>
 __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                                              LlSmem<C> &sm)
 {
@@ -400,7 +411,7 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
             const long long tn = s + 1 < nstep ? t : t + gridDim.x;
             const int sn = s + 1 < nstep ? s + 1 : 0;
             uint4 nxt[U][R];
-            if (C::DB)
+            if (DB)
                 load(nxt, tn, sn);
 #pragma unroll
             for (int j = 0; j < U; ++j) {
@@ -408,7 +419,7 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                 if (c < nch)
                     ll_chunk<R, MB>(acc, cur[j], A, B, c);
             }
-            if (C::DB) {
+            if (DB) {
 #pragma unroll
                 for (int j = 0; j < U; ++j)
 #pragma unroll
@@ -461,15 +472,21 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
 }
 
 /* A GEMV kernel's body: the shared memory, and batch 1 with a body of its
- * own (P pairs, U chunks per row in flight) or up to LL_MAXB rows (PB, UB). */
+ * own (P pairs, U chunks per row in flight), up to BB rows with another
+ * (PB, UB, DBB: BB sums per row instead of LL_MAXB leave registers for
+ * bytes in flight), and up to LL_MAXB rows with the smallest. */
 template <class C, class Body>
 __device__ __forceinline__ void ll_run(const Body &body, float eps)
 {
     __shared__ LlSmem<C> sm;
     if (body.B <= 1)
-        ll_gemv_grid<C, C::P, 1, C::U>(body, body.B, eps, sm);
+        ll_gemv_grid<C, C::P, 1, C::U, C::DB>(body, body.B, eps, sm);
+    else if constexpr (C::BB == LL_MAXB)
+        ll_gemv_grid<C, C::PB, LL_MAXB, C::UB, C::DBB>(body, body.B, eps, sm);
+    else if (body.B <= C::BB)
+        ll_gemv_grid<C, C::PB, C::BB, C::UB, C::DBB>(body, body.B, eps, sm);
     else
-        ll_gemv_grid<C, C::PB, LL_MAXB, C::UB>(body, body.B, eps, sm);
+        ll_gemv_grid<C, 1, LL_MAXB, 2, false>(body, body.B, eps, sm);
 }
 
 /* --- RoPE -------------------------------------------------------------- */

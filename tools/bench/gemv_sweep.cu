@@ -25,7 +25,12 @@
  * each variant everywhere and for the best per shape, against the weight
  * floor.  Last lines: `BEST <shape> <variant> ...` per shape (batch 1, by the
  * pdl chain), and `BEST res` for o and down together (one kernel,
- * llama_res_bf16, one configuration).  Exits 2 without a device. */
+ * llama_res_bf16, one configuration).  Exits 2 without a device.
+ *
+ * Built with -DGEMV_SWEEP_BATCH=1, 2 or 3 it sweeps the batch body instead
+ * (PB, UB, BB, DBB on one shipped batch-1 configuration each, below), at
+ * batch 8 only; the step and BEST lines are then batch 8's
+ * (docs/results/gemv-sweep-batch-h100-2026-11-26.log). */
 #include "llama.cuh"
 
 #include <algorithm>
@@ -45,10 +50,14 @@ static void ck(cudaError_t e, const char *what, int line)
     }
 }
 
-/* --- Variants: <P, U, UB, KS, THREADS, MINB, SA, PFW, DB> --------------------
+/* --- Variants: <P, U, UB, KS, THREADS, MINB, SA, PFW, DB[, PB, BB, DBB]> ------
  * Each costs 8 kernel bodies of compile time (4 kernels x batch 1 / batch
  * body); keep the list short.  Batch > 1 runs each with PB = 1 pair per
- * warp and UB chunks (the LL_MAXB sums per row take the registers). */
+ * warp and UB chunks (the LL_MAXB sums per row take the registers).
+ * Built with -DGEMV_SWEEP_BATCH=1, 2 or 3: the batch body's candidates on
+ * the shipped batch-1 configuration of qkv (1), o/down (2) or gate/up and
+ * the head (3), timed at batch 8 only (three binaries, built at once). */
+#ifndef GEMV_SWEEP_BATCH
 typedef LlCfgShipped V_shipped;
 typedef LlCfg<1, 4, 2, 1, 256, 2, 16384, true, false> V_smem;       /* shipped + staged activation */
 typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false> V_u8;         /* a whole 4 KB row per lane at K=2048 */
@@ -56,6 +65,8 @@ typedef LlCfg<2, 4, 2, 1, 256, 2, 16384, true, false> V_p2u4;       /* 4 rows x 
 typedef LlCfg<1, 4, 2, 1, 256, 2, 16384, true, true> V_db4;         /* pipelined across steps and tiles */
 typedef LlCfg<1, 4, 2, 4, 256, 2, 16384, true, true> V_ks4db;       /* 4 warps split K */
 typedef LlCfg<1, 8, 2, 8, 256, 2, 16384, true, false> V_ks8u8;      /* a block per row pair at K=2048 */
+
+#endif
 
 enum { KQKV, KGU, KRES, KHEAD };
 struct Args {
@@ -110,6 +121,37 @@ struct Variant {
 };
 #define VAR(T, rb, text)                                                      \
     Variant{#T + 2, text, T::P, T::KS, T::THREADS, T::MINB, rb, launch_c<T>, fn_c<T>}
+#if GEMV_SWEEP_BATCH == 1
+#define BASE 1, 8, UB, 1, 256, 2, 16384, true, false
+#elif GEMV_SWEEP_BATCH == 2
+#define BASE 1, 8, UB, 2, 512, 1, 16384, true, false
+#elif GEMV_SWEEP_BATCH == 3
+#define BASE 1, 4, UB, 1, 256, 2, 16384, true, true
+#endif
+#ifdef GEMV_SWEEP_BATCH
+#define UB 2
+typedef LlCfg<BASE> V_old;                   /* the shipped: LL_MAXB sums, 2 chunks */
+typedef LlCfg<BASE, 1, 8> V_bb8u2;           /* 8 sums per row */
+#undef UB
+#define UB 4
+typedef LlCfg<BASE, 1, 8> V_bb8u4;           /* 8 sums, 4 chunks per row in flight */
+typedef LlCfg<BASE, 1, 8, false> V_bb8u4s;   /* the same, not pipelined */
+typedef LlCfg<BASE, 2, 8> V_p2bb8u4;         /* 4 rows share each activation chunk */
+#undef UB
+#define UB 8
+typedef LlCfg<BASE, 1, 8, false> V_bb8u8s;   /* a 4 KB row per lane at K = 2048 */
+#undef UB
+static const Variant variants[] = {
+    VAR(V_old, 0, "old"),
+    VAR(V_bb8u2, 0, "PB1 BB8 UB2"),
+    VAR(V_bb8u4, 0, "PB1 BB8 UB4"),
+    VAR(V_bb8u4s, 0, "PB1 BB8 UB4 DBB0"),
+    VAR(V_p2bb8u4, 0, "PB2 BB8 UB4"),
+    VAR(V_bb8u8s, 0, "PB1 BB8 UB8 DBB0"),
+};
+static const bool batch_only = true;
+#else
+static const bool batch_only = false;
 static const Variant variants[] = {
     VAR(V_shipped, 128, "LlCfgShipped"),
     VAR(V_smem, 0, "LlCfg<1, 4, 2, 1, 256, 2, 16384, true, false>"),
@@ -119,6 +161,7 @@ static const Variant variants[] = {
     VAR(V_ks4db, 0, "LlCfg<1, 4, 2, 4, 256, 2, 16384, true, true>"),
     VAR(V_ks8u8, 0, "LlCfg<1, 8, 2, 8, 256, 2, 16384, true, false>"),
 };
+#endif
 enum { NV = sizeof variants / sizeof variants[0] };
 
 /* --- Shapes ---------------------------------------------------------------- */
@@ -516,11 +559,12 @@ int main(int argc, char **argv)
 
     std::vector<Row> rows;
     const int batches[2] = {1, 8};
+    const int SB = batch_only ? 8 : 1; /* the batch the best and the step are chosen at */
     const int reps = quick ? 8 : 25;
     for (int s = 0; s < NS; ++s) {
         const std::vector<float> W = to_host(d.w[s][0], srows[s] * scols[s]);
         const double wbytes = (double)srows[s] * scols[s] * 2;
-        for (int bi = 0; bi < 2; ++bi) {
+        for (int bi = batch_only ? 1 : 0; bi < 2; ++bi) {
             const int B = batches[bi];
             const std::vector<float> ref = cpu_ref(s, B, W, hx, hg, s == SO ? hattn : hact);
             for (int vi = 0; vi < NV; ++vi) {
@@ -584,7 +628,7 @@ int main(int argc, char **argv)
         best[s] = 0, bestw[s] = false;
         double bt = 1e30;
         for (const Row &r : rows)
-            if (r.s == s && r.B == 1 && r.err < 1e-2 && r.pdl < bt)
+            if (r.s == s && r.B == SB && r.err < 1e-2 && r.pdl < bt)
                 bt = r.pdl, best[s] = r.v, bestw[s] = r.waves;
     }
     /* llama_res_bf16 serves o and down: one configuration for both. */
@@ -594,7 +638,7 @@ int main(int argc, char **argv)
         double bt = 1e30;
         for (const Row &a : rows)
             for (const Row &b : rows)
-                if (a.s == SO && b.s == SDOWN && a.B == 1 && b.B == 1 && a.v == b.v &&
+                if (a.s == SO && b.s == SDOWN && a.B == SB && b.B == SB && a.v == b.v &&
                     a.waves == b.waves && a.err < 1e-2 && b.err < 1e-2 && a.pdl + b.pdl < bt)
                     bt = a.pdl + b.pdl, bres = a.v, bresw = a.waves;
     }
@@ -612,9 +656,9 @@ int main(int argc, char **argv)
             for (int s = 0; s < SHEAD; ++s)
                 chain.push_back(Step{&variants[vs[s]], s, ws[s]}), copy.push_back(l);
         chain.push_back(Step{&variants[vs[SHEAD]], SHEAD, ws[SHEAD]}), copy.push_back(0);
-        return time_graph(chain, copy, d, 1, pdl, st, quick ? 5 : 20);
+        return time_graph(chain, copy, d, SB, pdl, st, quick ? 5 : 20);
     };
-    printf("\n1B step GEMVs (16 x qkv, o, gateup, down + head; B=1): %.0f MB, floor %.1f us\n",
+    printf("\n1B step GEMVs (16 x qkv, o, gateup, down + head; B=%d): %.0f MB, floor %.1f us\n", SB,
            floor_bytes * 1e-6, floor_us);
     for (int vi = 0; vi < NV; ++vi) {
         int vs[NS];
@@ -623,7 +667,7 @@ int main(int argc, char **argv)
             vs[s] = vi;
             double tf = 1e30, tw = 1e30;
             for (const Row &r : rows)
-                if (r.s == s && r.B == 1 && r.v == vi)
+                if (r.s == s && r.B == SB && r.v == vi)
                     (r.waves ? tw : tf) = r.pdl;
             ws[s] = tw < tf;
         }
