@@ -271,16 +271,17 @@ template <class C> struct LlSmem {
     alignas(16) bf16 sa[C::SA > 0 ? C::SA : 8];
 };
 
-/* The block's activation rows, RMSNorm applied when A.g is set, into
- * sm.sa (bf16 is exact: HF's normed activation is a bf16 tensor).  Every
- * thread loads its chunks of the rows at once and sums their squares, so
- * the whole stage reads x once, in one round trip to L2 (before, one warp
- * per row summed its K/256 chunks in turn while the block waited, then a
- * second pass read x again; every GEMV paid that after its wait).  g0: this thread's first chunk of the norm weight, loaded before
- * griddepcontrol.wait.  Every thread calls it; ends with a barrier. */
+/* The block's activation rows, RMSNorm applied when A.g is set, into sa
+ * (sm.sa or dynamic shared memory; bf16 is exact: HF's normed activation is
+ * a bf16 tensor).  Every thread loads its chunks of the rows at once and
+ * sums their squares, so the whole stage reads x once, in one round trip to
+ * L2 (before, one warp per row summed its K/256 chunks in turn while the
+ * block waited, then a second pass read x again; every GEMV paid that after
+ * its wait).  g0: this thread's first chunk of the norm weight, loaded
+ * before griddepcontrol.wait.  Every thread calls it; ends with a barrier. */
 template <class C>
 __device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
-                                         uint4 g0, LlSmem<C> &sm)
+                                         uint4 g0, LlSmem<C> &sm, bf16 *sa)
 {
     const int K = A.K, nc = K / 8;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -294,7 +295,7 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
 #pragma unroll
             for (int e = 0; e < 8; ++e)
                 s = fmaf(a[e], a[e], s);
-            st16(sm.sa + (long long)b * K + c * 8, a);
+            st16(sa + (long long)b * K + c * 8, a);
         }
         if (A.g) {
             s = ll_warp_sum(s);
@@ -314,7 +315,7 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
     __syncthreads();
     for (int i = threadIdx.x; i < B * nc; i += blockDim.x) {
         const int b = i / nc, c = i % nc;
-        bf16 *p = sm.sa + (long long)b * K + c * 8;
+        bf16 *p = sa + (long long)b * K + c * 8;
         float a[8], gv[8];
         ld16(p, a);
         ll_unpack(i < nc && i == (int)threadIdx.x ? g0 : ll_ldw(A.g + c * 8), gv);
@@ -334,7 +335,12 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
  * (chunk index (s·U + j)·32·KS + kg·32 + lane), into registers indexed by
  * compile-time constants only.  The first step's loads go before
  * griddepcontrol.wait (PFW); then the dependents are triggered at once, the
- * row scales computed (A.g set) and the rows staged in shared memory (SA). */
+ * row scales computed (A.g set) and the rows staged in shared memory: in
+ * the launch's dynamic shared memory when the node gives B·K·2 bytes (a
+ * batch of long rows: 8 rows of 4 096 are 64 KB, past the 48 KB a block may
+ * hold statically), else in sm.sa when B·K fits SA; rows staged nowhere are
+ * read and normed per chunk, which at batch 8 costs more instructions than
+ * the weights' bytes allow. */
 template <class C, int P, int MB, int U, bool DB, class Body>
 __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                                              LlSmem<C> &sm)
@@ -376,7 +382,15 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
 
     long long t = blockIdx.x;
     uint4 cur[U][R];
-    const bool staged = C::SA > 0 && (long long)B * A.K <= C::SA;
+    bf16 *sa = (long long)B * A.K <= C::SA ? sm.sa : nullptr;
+    {
+        extern __shared__ uint4 ll_dyn[];
+        uint32_t dyn;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+        if ((long long)B * A.K * 2 <= (long long)dyn)
+            sa = reinterpret_cast<bf16 *>(ll_dyn);
+    }
+    const bool staged = C::SA > 0 && sa;
     uint4 g0 = make_uint4(0, 0, 0, 0);
     if (C::PFW) {
         load(cur, t, 0);
@@ -389,8 +403,8 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
     if (staged) {
         if (!C::PFW && A.g && (int)threadIdx.x < nch)
             g0 = ll_ldw(A.g + threadIdx.x * 8);
-        ll_stage<C>(A, B, eps, g0, sm);
-        A = LlAct{sm.sa, nullptr, nullptr, A.K, nullptr, 0};
+        ll_stage<C>(A, B, eps, g0, sm, sa);
+        A = LlAct{sa, nullptr, nullptr, A.K, nullptr, 0};
     } else {
         if (A.g)
             ll_row_scales(A, B, eps, sm.rs);

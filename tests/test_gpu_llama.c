@@ -9,7 +9,8 @@
  * 2 blocks per kv head (AS=2) several splits per block, each of several
  * rounds of loads, all combined.  Then
  * generate.yaml's tokens equal the step replayed, and an EOS id stops it
- * early.  Batches of 3 and 11 sequences, each row against its own reference.
+ * early.  Batches of 3 and 11 sequences, each row against its own reference,
+ * with the GEMVs' input rows staged in static and in dynamic shared memory.
  * Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
 
@@ -406,17 +407,18 @@ static void decode_at_a_long_position(void **state)
     }
 }
 
-/* Batches of 3 and of 11 sequences (the GEMVs' tensor-core body with one
- * and two tiles of 8 batch rows; the attention and the argmax per
- * sequence), each from its own random token: every row against its own
- * reference, step by step. */
+/* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention
+ * and the argmax per sequence), each from its own random token: every row
+ * against its own reference, step by step.  Each twice: the GEMVs' input
+ * rows staged in their own shared memory, then (SA=0) in the nodes' dynamic
+ * shared memory, the path of batches of long rows (8B at batch 8). */
 static void decode_a_batch(void **state)
 {
     (void)state;
     uint64_t s = (0xba7c + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
     static const int sizes[] = {3, 11};
-    for (int i = 0; i < 2; i++) {
-        const int nb = sizes[i];
+    for (int i = 0; i < 4; i++) {
+        const int nb = sizes[i % 2];
         char bdef[16];
         snprintf(bdef, sizeof bdef, "B=%d", nb);
         const char *d[16];
@@ -424,7 +426,11 @@ static void decode_a_batch(void **state)
         for (; defs[n]; n++)
             d[n] = defs[n];
         d[n++] = bdef;
+        if (i >= 2)
+            d[n++] = "SA=0";
         d[n] = NULL;
+        print_message("batch of %d, rows staged in %s shared memory\n", nb,
+                      i >= 2 ? "dynamic" : "the kernels' own");
         cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
         cudag_exec *x = gpu_instantiate(g, 0, NULL);
         int start[16], gt[16];
