@@ -121,26 +121,28 @@ struct Variant {
 };
 #define VAR(T, rb, text)                                                      \
     Variant{#T + 2, text, T::P, T::KS, T::THREADS, T::MINB, rb, launch_c<T>, fn_c<T>}
+/* One shipped batch-1 configuration (its DB: BDB), the batch body's knobs
+ * left open; DBB defaults to BDB, as LlCfg's does to DB. */
 #if GEMV_SWEEP_BATCH == 1
-#define BASE 1, 8, UB, 1, 256, 2, 16384, true, false
+#define BDB false
+template <int UB, int PB, int BB, bool DBB = BDB>
+using Base = LlCfg<1, 8, UB, 1, 256, 2, 16384, true, BDB, PB, BB, DBB>;
 #elif GEMV_SWEEP_BATCH == 2
-#define BASE 1, 8, UB, 2, 512, 1, 16384, true, false
+#define BDB false
+template <int UB, int PB, int BB, bool DBB = BDB>
+using Base = LlCfg<1, 8, UB, 2, 512, 1, 16384, true, BDB, PB, BB, DBB>;
 #elif GEMV_SWEEP_BATCH == 3
-#define BASE 1, 4, UB, 1, 256, 2, 16384, true, true
+#define BDB true
+template <int UB, int PB, int BB, bool DBB = BDB>
+using Base = LlCfg<1, 4, UB, 1, 256, 2, 16384, true, BDB, PB, BB, DBB>;
 #endif
 #ifdef GEMV_SWEEP_BATCH
-#define UB 2
-typedef LlCfg<BASE> V_old;                   /* the shipped: LL_MAXB sums, 2 chunks */
-typedef LlCfg<BASE, 1, 8> V_bb8u2;           /* 8 sums per row */
-#undef UB
-#define UB 4
-typedef LlCfg<BASE, 1, 8> V_bb8u4;           /* 8 sums, 4 chunks per row in flight */
-typedef LlCfg<BASE, 1, 8, false> V_bb8u4s;   /* the same, not pipelined */
-typedef LlCfg<BASE, 2, 8> V_p2bb8u4;         /* 4 rows share each activation chunk */
-#undef UB
-#define UB 8
-typedef LlCfg<BASE, 1, 8, false> V_bb8u8s;   /* a 4 KB row per lane at K = 2048 */
-#undef UB
+typedef Base<2, 1, LL_MAXB> V_old;     /* the shipped: LL_MAXB sums, 2 chunks */
+typedef Base<2, 1, 8> V_bb8u2;         /* 8 sums per row */
+typedef Base<4, 1, 8> V_bb8u4;         /* 8 sums, 4 chunks per row in flight */
+typedef Base<4, 1, 8, false> V_bb8u4s; /* the same, not pipelined */
+typedef Base<4, 2, 8> V_p2bb8u4;       /* 4 rows share each activation chunk */
+typedef Base<8, 1, 8, false> V_bb8u8s; /* a 4 KB row per lane at K = 2048 */
 static const Variant variants[] = {
     VAR(V_old, 0, "old"),
     VAR(V_bb8u2, 0, "PB1 BB8 UB2"),
