@@ -237,30 +237,35 @@ typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
  *   KS2W16  two warps split K, 16 warps, one block per SM (o, down)
  *   DB4     4 chunks per row, the next step's loaded before this one is
  *           used (gate/up, head)
- * Their batch bodies keep LL_MAXB sums and two chunks per row: the sweep's
- * batch candidates (-DGEMV_SWEEP_BATCH; 8 sums and 2 or 4 chunks per row,
- * 10-13 % faster per kernel in its chains at batch 8, H100, 2026-11-26,
- * docs/results/gemv-sweep-batch-h100-2026-11-26.log) left the whole step
- * where it was (1B at batch 8: 2 620 us either way; 8B: 21 984 against
- * 21 987), so the smaller code stays. */
+ * Their batch bodies as the sweep's batch candidates found best
+ * (-DGEMV_SWEEP_BATCH, H100, 2026-11-26,
+ * docs/results/gemv-sweep-batch-h100-2026-11-26.log): up to 8 rows hold 8
+ * sums per row instead of LL_MAXB, with 2 (qkv) or 4 (gate/up, head) chunks
+ * per row in flight (B8); larger batches run the body of LL_MAXB sums.  In
+ * the step (A/B in one call, H100, 2026-11-26): 1B at batch 8 2 619 -> 2 387
+ * us with the output and down projections' too, whose batch body cost batch
+ * 1 2.6 % (1 216 -> 1 247 us, the same registers) where qkv's cost 0.5 % and
+ * gate/up's and the head's 0.3 %; so KS2W16 keeps its LL_MAXB body. */
 typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false> LlCfgU8;
 typedef LlCfg<1, 8, 2, 2, 512, 1, 16384, true, false> LlCfgKs2w16;
 typedef LlCfg<1, 4, 2, 1, 256, 2, 16384, true, true> LlCfgDb4;
+typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false, 1, 8> LlCfgU8B8;
+typedef LlCfg<1, 4, 4, 1, 256, 2, 16384, true, true, 1, 8> LlCfgDb4B8;
 
 /* The configuration of each GEMV kernel: one line to change after a sweep
  * (then the block and grid of the kernel in graphs/llama/step.yaml: block a
  * multiple of 32·KS and at most THREADS, any grid). */
 #ifndef LL_CFG_QKV
-#define LL_CFG_QKV LlCfgU8
+#define LL_CFG_QKV LlCfgU8B8
 #endif
 #ifndef LL_CFG_GU
-#define LL_CFG_GU LlCfgDb4
+#define LL_CFG_GU LlCfgDb4B8
 #endif
 #ifndef LL_CFG_RES
 #define LL_CFG_RES LlCfgKs2w16
 #endif
 #ifndef LL_CFG_HEAD
-#define LL_CFG_HEAD LlCfgDb4
+#define LL_CFG_HEAD LlCfgDb4B8
 #endif
 
 /* Shared memory of one GEMV block. */

@@ -39,9 +39,17 @@ def library_path() -> str:
 def kernels_dir() -> Path | None:
     """The directory of the shipped kernels (cudag_kernels.yaml and its
     fatbin): $CUDAG_KERNELS_DIR, else the copy inside the package; None when
-    neither exists (an installed libcudag then finds its own)."""
+    neither exists (an installed libcudag then finds its own).  A
+    $CUDAG_KERNELS_DIR without the manifest is refused: a graph's `include:
+    cudag_kernels.yaml` would go on to the library's own directory and load
+    the fatbin beside that manifest, not the one in $CUDAG_KERNELS_DIR."""
     env = os.environ.get("CUDAG_KERNELS_DIR")
     if env:
+        if not (Path(env) / "cudag_kernels.yaml").is_file():
+            raise FileNotFoundError(
+                f"CUDAG_KERNELS_DIR={env} holds no cudag_kernels.yaml (the "
+                "manifest names the fatbin beside it: copy it there with the "
+                "fatbin, or unset CUDAG_KERNELS_DIR)")
         return Path(env)
     if (BUNDLED_KERNELS / "cudag_kernels.yaml").exists():
         return BUNDLED_KERNELS

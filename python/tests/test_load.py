@@ -52,6 +52,22 @@ def test_loads_text_finds_shipped_kernels(scale_yaml):
     assert (cudag.kernels_dir() / "cudag_kernels.yaml").exists()
 
 
+def test_kernels_dir_without_its_manifest_is_refused(tmp_path, monkeypatch,
+                                                     scale_yaml):
+    # a directory with a fatbin alone: the include would have found the
+    # build's manifest, and so the build's fatbin, without a word
+    (tmp_path / "cudag_kernels.fatbin").write_bytes(b"\0" * 16)
+    monkeypatch.setenv("CUDAG_KERNELS_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError,
+                       match=f"CUDAG_KERNELS_DIR={tmp_path} holds no "
+                             "cudag_kernels.yaml"):
+        cudag.kernels_dir()
+    with pytest.raises(FileNotFoundError, match="holds no cudag_kernels.yaml"):
+        cudag.loads(scale_yaml, name="mine.yaml", defines={"N": 8})
+    monkeypatch.setenv("CUDAG_KERNELS_DIR", str(SRC / "kernels"))
+    assert cudag.kernels_dir() == SRC / "kernels"
+
+
 def test_plan_matches_the_cli():
     g = cudag.load(PDL_CHAIN, defines={"N": 100000})
     p = g.plan()
