@@ -246,9 +246,7 @@ typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
  * us with the output and down projections' too, whose batch body cost batch
  * 1 2.6 % (1 216 -> 1 247 us, the same registers) where qkv's cost 0.5 % and
  * gate/up's and the head's 0.3 %; so KS2W16 keeps its LL_MAXB body. */
-typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false> LlCfgU8;
 typedef LlCfg<1, 8, 2, 2, 512, 1, 16384, true, false> LlCfgKs2w16;
-typedef LlCfg<1, 4, 2, 1, 256, 2, 16384, true, true> LlCfgDb4;
 typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false, 1, 8> LlCfgU8B8;
 typedef LlCfg<1, 4, 4, 1, 256, 2, 16384, true, true, 1, 8> LlCfgDb4B8;
 

@@ -137,9 +137,9 @@ template <int UB, int PB, int BB, bool DBB = BDB>
 using Base = LlCfg<1, 4, UB, 1, 256, 2, 16384, true, BDB, PB, BB, DBB>;
 #endif
 #ifdef GEMV_SWEEP_BATCH
-typedef Base<2, 1, LL_MAXB> V_old;     /* the shipped: LL_MAXB sums, 2 chunks */
-typedef Base<2, 1, 8> V_bb8u2;         /* 8 sums per row */
-typedef Base<4, 1, 8> V_bb8u4;         /* 8 sums, 4 chunks per row in flight */
+typedef Base<2, 1, LL_MAXB> V_old;     /* LL_MAXB sums, 2 chunks (o, down ship it) */
+typedef Base<2, 1, 8> V_bb8u2;         /* 8 sums per row (qkv ships it) */
+typedef Base<4, 1, 8> V_bb8u4;         /* 8 sums, 4 chunks per row in flight (gate/up, head) */
 typedef Base<4, 1, 8, false> V_bb8u4s; /* the same, not pipelined */
 typedef Base<4, 2, 8> V_p2bb8u4;       /* 4 rows share each activation chunk */
 typedef Base<8, 1, 8, false> V_bb8u8s; /* a 4 KB row per lane at K = 2048 */
