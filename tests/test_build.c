@@ -1483,6 +1483,78 @@ static void exec_set_var_updates_or_explains(void **state)
     cudag_graph_destroy(g);
 }
 
+/* Replays x's work once on its stream and asserts the kernels launched, in
+ * order. */
+static void assert_launches(cudag_exec *x, const char *k0, const char *k1,
+                            const char *k2)
+{
+    cudag_error e;
+    F.nlaunched = 0;
+    tok(cudag_exec_replay(x, CUDAG_REPLAY_STREAM, 1, &e), &e);
+    tok(cudag_exec_sync(x, &e), &e);
+    assert_int_equal(F.nlaunched, 3);
+    assert_string_equal(F.launched[0], k0);
+    assert_string_equal(F.launched[1], k1);
+    assert_string_equal(F.launched[2], k2);
+}
+
+/* A variable that changes a node's pick (`kernel: {pick, from}`) updates
+ * the node to the other kernel where the instantiated graph loaded it (b
+ * launches it), and is refused, the exec unchanged, where it did not. */
+static void exec_set_var_changes_a_picked_kernel(void **state)
+{
+    (void)state;
+    static const char yaml[] =
+        "cudag: 1\n"
+        "vars: {P: 0, Q: 0, C: 256}\n"
+        "modules: {m: k.fatbin}\n"
+        "kernels:\n"
+        "  copy_f32: {params: {x: ptr, y: ptr, n: i64}}\n"
+        "  nowait_copy_f32: {params: {x: ptr, y: ptr, n: i64}}\n"
+        "  ptx80_copy_f32: {params: {x: ptr, y: ptr, n: i64}}\n"
+        "buffers:\n"
+        "  x: {type: f32, count: C, init: random}\n"
+        "  y: {type: f32, count: C}\n"
+        "  z: {type: f32, count: C}\n"
+        "  w: {type: f32, count: C}\n"
+        "nodes:\n"
+        "  a: {kernel: {pick: P, from: [copy_f32, nowait_copy_f32]},\n"
+        "      grid: 1, block: 256, args: [x, y, C]}\n"
+        "  b: {kernel: nowait_copy_f32, grid: 1, block: 256, args: [x, z, C],\n"
+        "      after: [a]}\n"
+        "  c: {kernel: {pick: Q, from: [copy_f32, ptx80_copy_f32]},\n"
+        "      grid: 1, block: 256, args: [x, w, C], after: [b]}\n";
+    cudag_graph *g;
+    cudag_exec *x;
+    cudag_error e;
+    load_and_instantiate(yaml, &g, &x);
+    assert_launches(x, "copy_f32", "nowait_copy_f32", "copy_f32");
+    tok(cudag_exec_set_var(x, "P", 1, &e), &e);
+    assert_launches(x, "nowait_copy_f32", "nowait_copy_f32", "copy_f32");
+    static float xs[256], ys[256];
+    tok(cudag_exec_write(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    assert_memory_equal(xs, ys, sizeof xs);
+    /* ptx80_copy_f32 was never loaded. */
+    assert_int_equal(cudag_exec_set_var(x, "Q", 1, &e), CUDAG_ENOTSUP);
+    assert_string_equal(e.message,
+                        "setting Q=1 makes node 'c' launch kernel "
+                        "'ptx80_copy_f32', which the instantiated graph does "
+                        "not use; instantiate the graph again");
+    assert_int_equal(e.line, 18);
+    assert_int_equal(cudag_exec_set_var(x, "P", 2, &e), CUDAG_ERANGE);
+    assert_string_equal(e.message,
+                        "pick 2 is outside the 2 kernels of 'from' (0 to 1)");
+    assert_launches(x, "nowait_copy_f32", "nowait_copy_f32", "copy_f32");
+    tok(cudag_exec_set_var(x, "P", 0, &e), &e);
+    assert_launches(x, "copy_f32", "nowait_copy_f32", "copy_f32");
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
 /* An f32 argument written as an expression is computed in floating point
  * (E/10 with E = 5 is 0.5, not 0), and a floating-point variable changes
  * every argument made from it with one call. */
@@ -1808,6 +1880,7 @@ int main(void)
         cmocka_unit_test(exec_refuses_unchecked_graphs_and_bad_devices),
         cmocka_unit_test(exec_replays_and_updates_arguments_and_buffers),
         cmocka_unit_test(exec_set_var_updates_or_explains),
+        cmocka_unit_test(exec_set_var_changes_a_picked_kernel),
         cmocka_unit_test(replay_every_way_runs_the_same_work),
         cmocka_unit_test(serialize_builds_the_own_graph_as_one_chain),
         cmocka_unit_test(replay_time_makes_only_the_replay_calls),

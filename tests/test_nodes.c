@@ -307,6 +307,142 @@ static void nodes_many_from_repetition(void **state)
     cudag_graph_destroy(g);
 }
 
+/* The name of the kernel that kernel node `name` of g's tree launches. */
+static const char *kernel_of(const cudag_graph *g, const char *name)
+{
+    uint32_t i;
+    const cudag_graph *in = cudag__tree_find(g, name, &i);
+    if (!in)
+        print_error("no node '%s'\n", name);
+    assert_non_null(in);
+    assert_int_equal(in->nodes[i].kind, CUDAG_NODE_KERNEL);
+    assert_true(in->nodes[i].u.k.sig < g->nsigs);
+    return g->sigs[in->nodes[i].u.k.sig].name;
+}
+
+#define PICK_HEAD                                                          \
+    "cudag: 1\nmodules: { m: k.fatbin }\n"                                 \
+    "kernels:\n"                                                           \
+    "  one: { params: {x: ptr, n: i64} }\n"                                \
+    "  many: { params: {x: ptr, n: i64} }\n"                               \
+    "  listed: { params: [ptr, i64] }\n"                                   \
+    "vars: { B: 1 }\n"                                                     \
+    "buffers:\n"                                                           \
+    "  x: { type: f32, count: 64 }\n"
+
+/* Loads yaml as "t.yaml", or the file at path when yaml is NULL, with -D B=4
+ * when batch is set; fails the test on an error or a warning. */
+static cudag_graph *load_batch(const char *yaml, const char *path, int batch)
+{
+    const char *defines[] = {batch ? "B=4" : NULL, NULL};
+    tdiag td;
+    cudag_options o = topts(&td, defines);
+    cudag_graph *g = NULL;
+    cudag_error err;
+    int rc = yaml ? tload_opts(yaml, "t.yaml", &o, &g, &err)
+                  : cudag_load_file(path, &o, &g, &err);
+    if (rc != CUDAG_OK || td.nwarn)
+        print_error("%s", td.text);
+    assert_int_equal(rc, CUDAG_OK);
+    assert_int_equal(td.nwarn, 0);
+    return g;
+}
+
+/* `kernel: {pick, from}` launches the kernel `pick` names: a variable, a
+ * define and a repetition index choose it, and the node points at the
+ * name it picked.  A kernel whose parameters have no names (a list of
+ * types) may stand beside named ones. */
+static void nodes_kernel_pick_by_variable_define_and_index(void **state)
+{
+    (void)state;
+    static const char yaml[] =
+        PICK_HEAD "nodes:\n"
+        "  o:\n"
+        "    kernel:\n"
+        "      pick: min(B - 1, 1)\n"
+        "      from: [one, many]\n"
+        "    grid: 1\n"
+        "    block: 32\n"
+        "    args: {x: x, n: B}\n"
+        "  layer[i in 0..3]:\n"
+        "    kernel: {pick: i % 2, from: [one, listed], x-why: odd layers}\n"
+        "    grid: 1\n"
+        "    block: 32\n"
+        "    args: [x, i]\n"
+        "    after: [\"layer[i-1]\", o]\n"
+        "  single: {kernel: {pick: 0, from: [many]}, grid: 1, block: 32,\n"
+        "           args: [x, 1], after: [\"layer[2]\"]}\n";
+    for (int batch = 0; batch < 2; batch++) {
+        cudag_graph *g = load_batch(yaml, NULL, batch);
+        assert_string_equal(kernel_of(g, "o"), batch ? "many" : "one");
+        const cudag__kernel *k = &node(g, "o")->u.k;
+        assert_int_equal(k->sig_pos.line, 14);
+        assert_int_equal(k->sig_pos.col, batch ? 19 : 14);
+        assert_int_equal(k->args[1].i, batch ? 4 : 1);
+        assert_string_equal(kernel_of(g, "layer[0]"), "one");
+        assert_string_equal(kernel_of(g, "layer[1]"), "listed");
+        assert_string_equal(kernel_of(g, "layer[2]"), "one");
+        assert_int_equal(node(g, "layer[1]")->u.k.sig_pos.col, 39);
+        assert_string_equal(kernel_of(g, "single"), "many");
+        cudag_graph_destroy(g);
+    }
+}
+
+/* A pick inside a child graph file uses the child's variables, which each
+ * node that instantiates it sets; kernels of a source module are made as
+ * they are looked up, every name of `from` each time, so that lowering the
+ * graph again with another pick (cudag_exec_set_var) finds the same
+ * kernels in the same order. */
+static void nodes_kernel_pick_in_child_graph_and_source(void **state)
+{
+    (void)state;
+    const char *dir = tmkdir("pick");
+    char top[4096];
+    snprintf(top, sizeof top, "%s/top.yaml", dir);
+    twrite(dir, "k.cu",
+           "extern \"C\" __global__ void one(float *x, long long n) {}\n"
+           "extern \"C\" __global__ void many(float *x, long long n) {}\n");
+    twrite(dir, "layer.yaml",
+           "vars: { B: 1 }\n"
+           "nodes:\n"
+           "  r:\n"
+           "    kernel:\n"
+           "      pick: min(B - 1, 1)\n"
+           "      from: [one, many]\n"
+           "    grid: 1\n"
+           "    block: 32\n"
+           "    args: [x, B]\n");
+    twrite(dir, "top.yaml",
+           "cudag: 1\n"
+           "modules: { m: k.cu }\n"
+           "vars: { B: 1 }\n"
+           "buffers:\n"
+           "  x: { type: f32, count: 64 }\n"
+           "nodes:\n"
+           "  o: {kernel: {pick: \"min(B - 1, 1)\", from: [one, many]},\n"
+           "      grid: 1, block: 32, args: [x, 64]}\n"
+           "  layer[i in 2]:\n"
+           "    graph: layer.yaml\n"
+           "    vars: { B: B + i }\n"
+           "    after: [\"layer[i-1]\", o]\n");
+    for (int batch = 0; batch < 2; batch++) {
+        cudag_graph *g = load_batch(NULL, top, batch);
+        assert_string_equal(kernel_of(g, "o"), batch ? "many" : "one");
+        assert_string_equal(kernel_of(g, "layer[0].r"),
+                            batch ? "many" : "one");
+        assert_string_equal(kernel_of(g, "layer[1].r"), "many");
+        uint32_t i;
+        const cudag_graph *in = cudag__tree_find(g, "layer[0].r", &i);
+        assert_int_equal(in->nodes[i].u.k.sig_pos.line, 6);
+        assert_int_equal(in->nodes[i].u.k.sig_pos.col, batch ? 19 : 14);
+        assert_int_equal(g->nsigs, 2);
+        assert_string_equal(g->sigs[0].name, "one");
+        assert_string_equal(g->sigs[1].name, "many");
+        cudag_graph_destroy(g);
+    }
+    assert_int_equal(trm_tree(dir), 0);
+}
+
 /* Loads yaml, which must fail with unknown names, into td's diagnostics. */
 static void load_unknown(tdiag *td, const char *yaml)
 {
@@ -435,6 +571,8 @@ int main(void)
         cmocka_unit_test(nodes_suggestions_at_the_distance_limit),
         cmocka_unit_test(nodes_floating_point_values),
         cmocka_unit_test(nodes_named_args_follow_the_signature),
+        cmocka_unit_test(nodes_kernel_pick_by_variable_define_and_index),
+        cmocka_unit_test(nodes_kernel_pick_in_child_graph_and_source),
         cmocka_unit_test(nodes_repetition_and_falling_off_the_ends),
         cmocka_unit_test(nodes_groups_nest_and_resolve_inside_out),
         cmocka_unit_test(nodes_wavefront_two_indices),

@@ -667,6 +667,8 @@ static void oom_error_paths_leak_nothing(void **state)
         "tests/data/bad/child_error_position.yaml",
         "tests/data/bad/child_unknown_var.yaml",
         "tests/data/bad/warning_unused_werror.yaml",
+        "tests/data/bad/kernel_pick_params_differ.yaml",
+        "tests/data/bad/kernel_pick_unknown_alternative.yaml",
     };
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         cudag_options o = sweep_opts(CUDAG_WERROR);

@@ -1,4 +1,5 @@
-/* kernel.c — kernel nodes: `kernel: NAME` with grid, block, smem,
+/* kernel.c — kernel nodes: `kernel: NAME` (or `{pick: EXPR, from: [NAME,
+ * ...]}`, one of several kernels by an expression) with grid, block, smem,
  * cluster, priority and args; checked against the kernel's signature and the
  * launch limits, added with cuGraphAddKernelNode (cluster and priority as
  * the node's launch attributes) and updated with
@@ -258,6 +259,140 @@ static int lower_dims(cudag__lower *lw, const cudag__doc *v,
     return CUDAG_OK;
 }
 
+/* "x: ptr, y: ptr, a: f32, n: i64", cut short with "…" if it is long. */
+static void sig_text(const cudag__sig *s, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < s->nparams; i++) {
+        const char *tn = cudag_type_name(s->types[i]);
+        int n = snprintf(buf + len, cap - len, "%s%s: %s", i ? ", " : "",
+                         s->pnames && s->pnames[i] ? s->pnames[i] : "?",
+                         tn ? tn : "?");
+        if (n < 0 || (size_t)n >= cap - len - 4) {
+            snprintf(buf + len, cap - len, ", ...");
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
+/* The signature kernel name v stands for, or CUDAG__NONE.  Declared in
+ * `kernels:`, or read from a source module (the first node that names it
+ * makes the signature).  A kernel reported wrong is left out silently, and
+ * so is an unknown one where a module was reported wrong (a missing .cu
+ * file: that error was the one); any other failure is reported at v. */
+static uint32_t lookup_sig(cudag__lower *lw, const cudag__doc *v)
+{
+    if (cudag__is_bad(lw, CUDAG__NS_SIG, v->str))
+        return CUDAG__NONE;
+    cudag_error e;
+    uint32_t s = cudag__sig_lookup(lw->g, v->str, v->pos, &e);
+    if (s == CUDAG__NONE &&
+        !(e.code == CUDAG_EUNKNOWN && lw->bad[CUDAG__NS_MODULE].len))
+        cudag__lerr_error(lw, &e, v->pos);
+    return s;
+}
+
+/* Parameter i's name in s, or NULL where it has none: a list of types in
+ * `kernels:` and an unnamed parameter in source are called "p<i>". */
+static const char *param_name(const cudag__sig *s, uint32_t i)
+{
+    char placeholder[16];
+    snprintf(placeholder, sizeof placeholder, "p%u", i);
+    if (!s->pnames || !s->pnames[i] || strcmp(s->pnames[i], placeholder) == 0)
+        return NULL;
+    return s->pnames[i];
+}
+
+/* True when a and b take the same parameters: count and types, and names
+ * where both have them (args by name must mean the same to both).  The
+ * arguments are lowered once, against the picked kernel, so that another
+ * pick (cudag_exec_set_var) must take them as they are. */
+static bool same_params(const cudag__sig *a, const cudag__sig *b)
+{
+    if (a->nparams != b->nparams)
+        return false;
+    for (uint32_t i = 0; i < a->nparams; i++) {
+        const char *na = param_name(a, i), *nb = param_name(b, i);
+        if (a->types[i] != b->types[i] || (na && nb && strcmp(na, nb) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* `kernel: {pick: EXPR, from: [NAME, ...]}`: k->sig and k->sig_pos of the
+ * name `pick` chooses, or left as they are after an error.  Every name is
+ * looked up, so that a typo in one not picked today is reported now, and so
+ * that a graph lowered again with another pick (cudag_exec_set_var) has the
+ * same signatures in the same order. */
+static void read_pick(cudag__lower *lw, const cudag__pending *p,
+                      const cudag__doc *kern, cudag__kernel *k)
+{
+    static const char *const pick_keys[] = {"pick", "from"};
+    if (cudag__check_keys(lw, kern, pick_keys, 2, "a kernel pick"))
+        return;
+    const cudag__doc *pick = cudag__doc_get(kern, "pick");
+    const cudag__doc *from = cudag__doc_get(kern, "from");
+    if (!pick || !from) {
+        cudag__lerr(lw, CUDAG_EKEY, kern->pos, "a kernel pick needs '%s'",
+                    pick ? "from" : "pick");
+        return;
+    }
+    if (from->type != CUDAG__DOC_SEQ) {
+        cudag__lerr(lw, CUDAG_EKEY, from->pos,
+                    "from must be a list of kernel names, not %s",
+                    cudag__doc_what(from));
+        return;
+    }
+    if (from->n == 0) {
+        cudag__lerr(lw, CUDAG_EKEY, from->pos,
+                    "from must name at least one kernel");
+        return;
+    }
+    int64_t at;
+    bool picked = cudag__eval(lw, pick, p->env, &at) == CUDAG_OK;
+    if (picked && (at < 0 || at >= (int64_t)from->n)) {
+        cudag__lerr(lw, CUDAG_ERANGE, pick->pos,
+                    "pick %lld is outside the %u kernel%s of 'from' (0 to %u)",
+                    (long long)at, from->n, cudag__plural(from->n),
+                    from->n - 1);
+        picked = false;
+    }
+    for (uint32_t i = 0; i < from->n; i++) {
+        const cudag__doc *v = from->items[i];
+        if (!cudag__want(lw, v, CUDAG__DOC_SCALAR, "a kernel in 'from'"))
+            continue;
+        uint32_t s = lookup_sig(lw, v);
+        if (s == CUDAG__NONE)
+            continue;
+        if (picked && (int64_t)i == at) {
+            k->sig = s;
+            k->sig_pos = v->pos;
+        }
+        /* Against every earlier one, not the first only: two kernels may
+         * each agree with one whose parameters have no names, and not with
+         * each other. */
+        for (uint32_t j = 0; j < i; j++) {
+            const cudag__doc *w = from->items[j];
+            uint32_t r = w->type == CUDAG__DOC_SCALAR
+                             ? cudag__find_sig(lw->g, w->str)
+                             : CUDAG__NONE;
+            if (r == CUDAG__NONE ||
+                same_params(&lw->g->sigs[r], &lw->g->sigs[s]))
+                continue;
+            char tr[400], ts[400];
+            sig_text(&lw->g->sigs[r], tr, sizeof tr);
+            sig_text(&lw->g->sigs[s], ts, sizeof ts);
+            cudag__lerr(lw, CUDAG_ETYPE, v->pos,
+                        "kernel '%s' takes (%s) but '%s' takes (%s): the "
+                        "kernels a node picks from take the same parameters",
+                        v->str, ts, w->str, tr);
+            break;
+        }
+    }
+}
+
 static void read_yaml(cudag__lower *lw, const cudag__pending *p)
 {
     cudag__node *n = &lw->g->nodes[p->node];
@@ -269,25 +404,18 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
     const cudag__doc *smem = cudag__doc_get(b, "smem");
     const cudag__doc *cluster = cudag__doc_get(b, "cluster");
     const cudag__doc *priority = cudag__doc_get(b, "priority");
-    const cudag__sig *sig = NULL;
     k->sig = CUDAG__NONE;
     k->sig_pos = kern->pos;
-    if (cudag__want(lw, kern, CUDAG__DOC_SCALAR, "kernel")) {
-        /* Declared in `kernels:`, or read from a source module (the first
-         * node that names it makes the signature).  A kernel reported wrong
-         * is left out silently. */
-        if (!cudag__is_bad(lw, CUDAG__NS_SIG, kern->str)) {
-            cudag_error e;
-            k->sig = cudag__sig_lookup(lw->g, kern->str, kern->pos, &e);
-            /* An unknown kernel may be in a module reported wrong (a
-             * missing .cu file): that error was the one. */
-            if (k->sig != CUDAG__NONE)
-                sig = &lw->g->sigs[k->sig];
-            else if (!(e.code == CUDAG_EUNKNOWN &&
-                       lw->bad[CUDAG__NS_MODULE].len))
-                cudag__lerr_error(lw, &e, kern->pos);
-        }
-    }
+    if (kern->type == CUDAG__DOC_SCALAR)
+        k->sig = lookup_sig(lw, kern);
+    else if (kern->type == CUDAG__DOC_MAP)
+        read_pick(lw, p, kern, k);
+    else
+        cudag__lerr(lw, CUDAG_EKEY, kern->pos,
+                    "kernel must be a kernel name or {pick, from}, not %s",
+                    cudag__doc_what(kern));
+    const cudag__sig *sig =
+        k->sig != CUDAG__NONE ? &lw->g->sigs[k->sig] : NULL;
     if (!grid || !block)
         cudag__lerr(lw, CUDAG_EKEY, n->pos, "kernel node '%s' needs '%s'",
                     n->name, grid ? "block" : "grid");
@@ -316,24 +444,6 @@ static void read_yaml(cudag__lower *lw, const cudag__pending *p)
 }
 
 /* ---- checks ----------------------------------------------------------- */
-
-/* "x: ptr, y: ptr, a: f32, n: i64", cut short with "…" if it is long. */
-static void sig_text(const cudag__sig *s, char *buf, size_t cap)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < s->nparams; i++) {
-        const char *tn = cudag_type_name(s->types[i]);
-        int n = snprintf(buf + len, cap - len, "%s%s: %s", i ? ", " : "",
-                         s->pnames && s->pnames[i] ? s->pnames[i] : "?",
-                         tn ? tn : "?");
-        if (n < 0 || (size_t)n >= cap - len - 4) {
-            snprintf(buf + len, cap - len, ", ...");
-            return;
-        }
-        len += (size_t)n;
-    }
-}
 
 /* What an argument is, for messages: "buffer 'x'", "integer 3", … */
 static const char *arg_text(const cudag_graph *g, const cudag__arg *a,
