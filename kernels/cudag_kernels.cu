@@ -239,37 +239,55 @@ KERNEL jacobi_f32(const float *u, float *v, const float *f, float *r, int nx,
 #define KERNEL_LLC(C) extern "C" __global__ void __launch_bounds__(C::THREADS, C::MINB)
 #define KERNEL_LL KERNEL_LLC(LlCfgShipped)
 
-KERNEL_LLC(LL_CFG_QKV) llama_qkv_bf16(bf16 *x, const bf16 *embed, const int *tok,
-                         int gather, const bf16 *norm, const bf16 *w, bf16 *q, bf16 *kcache, bf16 *vcache, const int *pos,
-                         int B, int H, int NH, int NKV, int HD, int CTX,
-                         float eps, float theta, float factor, float low,
-                         float high, float orig)
-{
-    const LlQkv k{x, embed, tok, gather, norm, w, q, kcache, vcache, pos, B, H, NH, NKV, HD, CTX,
-                  eps, LlRope{theta, factor, low, high, orig}};
-    ll_run<LL_CFG_QKV>(k, eps);
-}
+/* Each GEMV twice, the same parameters: NAME_bf16 with batch 1's body
+ * (ll_run1) and NAME_batch_bf16 with the batch bodies (ll_runb), picked by
+ * the graph by B; both correct at any B (llama.cuh, ll_run1). */
+#define LL_QKV(C, NAME, RUN)                                                   \
+    KERNEL_LLC(C) NAME(bf16 *x, const bf16 *embed, const int *tok, int gather, \
+                       const bf16 *norm, const bf16 *w, bf16 *q, bf16 *kcache, \
+                       bf16 *vcache, const int *pos, int B, int H, int NH,     \
+                       int NKV, int HD, int CTX, float eps, float theta,       \
+                       float factor, float low, float high, float orig)        \
+    {                                                                          \
+        const LlQkv k{x, embed, tok, gather, norm, w, q, kcache, vcache, pos,  \
+                      B, H, NH, NKV, HD, CTX, eps,                             \
+                      LlRope{theta, factor, low, high, orig}};                 \
+        RUN<C>(k, eps);                                                        \
+    }
+LL_QKV(LL_CFG_QKV, llama_qkv_bf16, ll_run1)
+LL_QKV(LL_CFG_QKV, llama_qkv_batch_bf16, ll_runb)
 
-KERNEL_LLC(LL_CFG_GU) llama_gateup_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
-                            bf16 *act, int B, int H, int F, float eps)
-{
-    const LlGateUp k{x, norm, w, act, B, H, F, eps};
-    ll_run<LL_CFG_GU>(k, eps);
-}
+#define LL_GATEUP(C, NAME, RUN)                                                \
+    KERNEL_LLC(C) NAME(const bf16 *x, const bf16 *norm, const bf16 *w,         \
+                       bf16 *act, int B, int H, int F, float eps)              \
+    {                                                                          \
+        const LlGateUp k{x, norm, w, act, B, H, F, eps};                       \
+        RUN<C>(k, eps);                                                        \
+    }
+LL_GATEUP(LL_CFG_GU, llama_gateup_bf16, ll_run1)
+LL_GATEUP(LL_CFG_GU, llama_gateup_batch_bf16, ll_runb)
 
-KERNEL_LLC(LL_CFG_RES) llama_res_bf16(const bf16 *a, const bf16 *w, bf16 *x, int B, int K,
-                         int N)
-{
-    const LlRows<true> k{a, nullptr, w, x, B, K, N, 0.0f};
-    ll_run<LL_CFG_RES>(k, 0.0f);
-}
+/* x += a . w^T (the output and down projections) */
+#define LL_RES(C, NAME, RUN)                                                   \
+    KERNEL_LLC(C) NAME(const bf16 *a, const bf16 *w, bf16 *x, int B, int K,    \
+                       int N)                                                  \
+    {                                                                          \
+        const LlRows<true> k{a, nullptr, w, x, B, K, N, 0.0f};                 \
+        RUN<C>(k, 0.0f);                                                       \
+    }
+LL_RES(LL_CFG_RES, llama_res_bf16, ll_run1)
+LL_RES(LL_CFG_RES_BATCH, llama_res_batch_bf16, ll_runb)
 
-KERNEL_LLC(LL_CFG_HEAD) llama_head_bf16(const bf16 *x, const bf16 *norm, const bf16 *w,
-                          bf16 *logits, int B, int K, int N, float eps)
-{
-    const LlRows<false> k{x, norm, w, logits, B, K, N, eps};
-    ll_run<LL_CFG_HEAD>(k, eps);
-}
+/* logits = RMSNorm(x) . w^T (the LM head, tied embedding) */
+#define LL_HEAD(C, NAME, RUN)                                                  \
+    KERNEL_LLC(C) NAME(const bf16 *x, const bf16 *norm, const bf16 *w,         \
+                       bf16 *logits, int B, int K, int N, float eps)           \
+    {                                                                          \
+        const LlRows<false> k{x, norm, w, logits, B, K, N, eps};               \
+        RUN<C>(k, eps);                                                        \
+    }
+LL_HEAD(LL_CFG_HEAD, llama_head_bf16, ll_run1)
+LL_HEAD(LL_CFG_HEAD, llama_head_batch_bf16, ll_runb)
 
 KERNEL_LL llama_attn_bf16(const bf16 *q, const bf16 *kcache,
                           const bf16 *vcache, const int *pos, float *part,

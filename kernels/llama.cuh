@@ -245,10 +245,16 @@ typedef LlCfg<1, 4, 2, 1, 256, 2, 0, true, false> LlCfgShipped;
  * the step (A/B in one call, H100, 2026-11-26): 1B at batch 8 2 619 -> 2 387
  * us with the output and down projections' too, whose batch body cost batch
  * 1 2.6 % (1 216 -> 1 247 us, the same registers) where qkv's cost 0.5 % and
- * gate/up's and the head's 0.3 %; so KS2W16 keeps its LL_MAXB body. */
+ * gate/up's and the head's 0.3 % while one kernel held both; batch 1 and
+ * batches now run kernels of their own (ll_run1, ll_runb), and o/down's
+ * batch kernel takes KS2W16B8. */
 typedef LlCfg<1, 8, 2, 2, 512, 1, 16384, true, false> LlCfgKs2w16;
 typedef LlCfg<1, 8, 2, 1, 256, 2, 16384, true, false, 1, 8> LlCfgU8B8;
 typedef LlCfg<1, 4, 4, 1, 256, 2, 16384, true, true, 1, 8> LlCfgDb4B8;
+/* KS2W16 with the sweep's best batch body for it (8 sums, 4 chunks per row
+ * in flight, not pipelined): the configuration of the output and down
+ * projections' batch kernel (LL_CFG_RES_BATCH). */
+typedef LlCfg<1, 8, 4, 2, 512, 1, 16384, true, false, 1, 8, false> LlCfgKs2w16B8;
 
 /* The configuration of each GEMV kernel: one line to change after a sweep
  * (then the block and grid of the kernel in graphs/llama/step.yaml: block a
@@ -264,6 +270,9 @@ typedef LlCfg<1, 4, 4, 1, 256, 2, 16384, true, true, 1, 8> LlCfgDb4B8;
 #endif
 #ifndef LL_CFG_HEAD
 #define LL_CFG_HEAD LlCfgDb4B8
+#endif
+#ifndef LL_CFG_RES_BATCH
+#define LL_CFG_RES_BATCH LlCfgKs2w16B8
 #endif
 
 /* Shared memory of one GEMV block. */
@@ -488,17 +497,32 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
     }
 }
 
-/* A GEMV kernel's body: the shared memory, and batch 1 with a body of its
- * own (P pairs, U chunks per row in flight), up to BB rows with another
- * (PB, UB, DBB: BB sums per row instead of LL_MAXB leave registers for
- * bytes in flight), and up to LL_MAXB rows with the smallest. */
+/* A GEMV's body as two kernels of the same parameters, which graphs/llama/
+ * step.yaml picks between by B (`kernel: {pick, from}`): ll_run1, batch 1's
+ * body (P pairs, U chunks per row in flight), and ll_runb, the batch bodies
+ * (up to BB rows with PB, UB, DBB: BB sums per row instead of LL_MAXB leave
+ * registers for bytes in flight; up to LL_MAXB rows with the smallest).
+ * Batch 1's body alone in a kernel compiles to faster code: any second body
+ * beside it, inline or behind a call, cost what separating them gains
+ * (H100, 2026-11-26, 1B step at KV 128, A/B in one call: 1 218 us with every
+ * body in one kernel; 1 218 with batch 1's kernel holding the LL_MAXB body
+ * inline, 1 228 behind a __noinline__ call, 1 131-1 139 with a trap instead,
+ * 1 113 with this loop).  So ll_run1 runs a larger batch a row at a time
+ * through the same code (Body::at): correct, B times the weight traffic.
+ * ll_runb runs batch 1 in its batch body. */
 template <class C, class Body>
-__device__ __forceinline__ void ll_run(const Body &body, float eps)
+__device__ __forceinline__ void ll_run1(const Body &body, float eps)
 {
     __shared__ LlSmem<C> sm;
-    if (body.B <= 1)
-        ll_gemv_grid<C, C::P, 1, C::U, C::DB>(body, body.B, eps, sm);
-    else if constexpr (C::BB == LL_MAXB)
+    for (int b = 0; b < body.B; ++b)
+        ll_gemv_grid<C, C::P, 1, C::U, C::DB>(body.at(b), 1, eps, sm);
+}
+
+template <class C, class Body>
+__device__ __forceinline__ void ll_runb(const Body &body, float eps)
+{
+    __shared__ LlSmem<C> sm;
+    if constexpr (C::BB == LL_MAXB)
         ll_gemv_grid<C, C::PB, LL_MAXB, C::UB, C::DBB>(body, body.B, eps, sm);
     else if (body.B <= C::BB)
         ll_gemv_grid<C, C::PB, C::BB, C::UB, C::DBB>(body, body.B, eps, sm);
@@ -581,6 +605,18 @@ struct LlQkv {
         if (gather && blockIdx.x == 0)
             ll_copy_rows(emb, tok, gather, x, B, H);
     }
+    /* Batch row b alone (ll_run1's larger batches). */
+    __device__ __forceinline__ LlQkv at(int b) const
+    {
+        LlQkv r = *this;
+        r.x = x + (long long)b * H;
+        r.tok = tok + b;
+        r.q = q + (long long)b * NH * HD;
+        r.kc = kc + (long long)b * NKV * CTX * HD;
+        r.vc = vc + (long long)b * NKV * CTX * HD;
+        r.B = 1;
+        return r;
+    }
     template <int MB>
     __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
                                         const float (&a1)[MB], int) const
@@ -637,6 +673,14 @@ struct LlGateUp {
         wr[1] = w + (j + F) * H;
     }
     __device__ __forceinline__ void prologue() const {}
+    __device__ __forceinline__ LlGateUp at(int b) const
+    {
+        LlGateUp r = *this;
+        r.x = x + (long long)b * H;
+        r.act = act + (long long)b * F;
+        r.B = 1;
+        return r;
+    }
     template <int MB>
     __device__ __forceinline__ void epi(long long j, const float (&a0)[MB],
                                         const float (&a1)[MB], int) const
@@ -672,6 +716,14 @@ template <bool RES> struct LlRows {
         wr[1] = w + m1 * K;
     }
     __device__ __forceinline__ void prologue() const {}
+    __device__ __forceinline__ LlRows at(int b) const
+    {
+        LlRows r = *this;
+        r.a = a + (long long)b * K;
+        r.y = y + (long long)b * N;
+        r.B = 1;
+        return r;
+    }
     template <int MB>
     __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
                                         const float (&a1)[MB], int) const

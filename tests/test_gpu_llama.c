@@ -10,10 +10,13 @@
  * rounds of loads, all combined.  Then
  * generate.yaml's tokens equal the step replayed, and an EOS id stops it
  * early.  Batches of 3 and 11 sequences, each row against its own reference,
- * with the GEMVs' input rows staged in static and in dynamic shared memory.
+ * with the GEMVs' input rows staged in static and in dynamic shared memory,
+ * and each GEMV kernel (batch 1's, the batch one) at the batch the graph
+ * would not pick it for.
  * Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -342,6 +345,25 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
     }
 }
 
+/* The graph launches the GEMV kernels with the batch bodies (batch) or
+ * those with batch 1's (!batch), every one of them: what `cudag dot` names. */
+static void expect_gemvs(const cudag_graph *g, bool batch)
+{
+    static const char *const base[] = {"llama_qkv", "llama_gateup",
+                                       "llama_res", "llama_head"};
+    char *dot = NULL;
+    cudag_error e;
+    gpu_ok(cudag_dot(g, 0, &dot, &e), &e, "dot");
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+        char one[64], other[64];
+        snprintf(one, sizeof one, "\\n%s_bf16\\n", base[i]);
+        snprintf(other, sizeof other, "\\n%s_batch_bf16\\n", base[i]);
+        assert_non_null(strstr(dot, batch ? other : one));
+        assert_null(strstr(dot, batch ? one : other));
+    }
+    cudag_free(dot);
+}
+
 /* The step of graph `d`, launched `steps` times from token `start` at
  * position p0 (p0 > 0: over a random cache), against the reference: every
  * logit written, within bf16 tolerance, the same greedy token (where the two
@@ -352,6 +374,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
                                      int steps, int *toks, uint64_t *s)
 {
     cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
+    expect_gemvs(g, false);
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     load_weights(x, &M, start);
     refstate *st = calloc(1, sizeof *st);
@@ -411,14 +434,28 @@ static void decode_at_a_long_position(void **state)
  * and the argmax per sequence), each from its own random token: every row
  * against its own reference, step by step.  Each twice: the GEMVs' input
  * rows staged in their own shared memory, then (SA=0) in the nodes' dynamic
- * shared memory, the path of batches of long rows (8B at batch 8). */
+ * shared memory, the path of batches of long rows (8B at batch 8).  Then
+ * the GEMV kernel the graph does not pick for the batch (KB): batch 1's
+ * kernels at a batch of 3 (their fallback body behind a call), and the
+ * batch kernels at batch 1. */
 static void decode_a_batch(void **state)
 {
     (void)state;
     uint64_t s = (0xba7c + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
-    static const int sizes[] = {3, 11};
-    for (int i = 0; i < 4; i++) {
-        const int nb = sizes[i % 2];
+    static const struct {
+        int nb;
+        const char *def, *what;
+        bool batch; /* the graph launches the batch GEMV kernels */
+    } cases[] = {
+        {3, NULL, "rows staged in the kernels' own shared memory", true},
+        {11, NULL, "rows staged in the kernels' own shared memory", true},
+        {3, "SA=0", "rows staged in dynamic shared memory", true},
+        {11, "SA=0", "rows staged in dynamic shared memory", true},
+        {3, "KB=0", "batch 1's GEMV kernels, a row at a time", false},
+        {1, "KB=1", "the batch GEMV kernels", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int nb = cases[i].nb;
         char bdef[16];
         snprintf(bdef, sizeof bdef, "B=%d", nb);
         const char *d[16];
@@ -426,12 +463,12 @@ static void decode_a_batch(void **state)
         for (; defs[n]; n++)
             d[n] = defs[n];
         d[n++] = bdef;
-        if (i >= 2)
-            d[n++] = "SA=0";
+        if (cases[i].def)
+            d[n++] = cases[i].def;
         d[n] = NULL;
-        print_message("batch of %d, rows staged in %s shared memory\n", nb,
-                      i >= 2 ? "dynamic" : "the kernels' own");
+        print_message("batch of %d, %s\n", nb, cases[i].what);
         cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
+        expect_gemvs(g, cases[i].batch);
         cudag_exec *x = gpu_instantiate(g, 0, NULL);
         int start[16], gt[16];
         refstate *st = calloc((size_t)nb, sizeof *st);

@@ -76,10 +76,25 @@ struct Args {
     LlRows<false> h;
 };
 
-template <class C> __global__ void __launch_bounds__(C::THREADS, C::MINB) kq(LlQkv p) { ll_run<C>(p, p.eps); }
-template <class C> __global__ void __launch_bounds__(C::THREADS, C::MINB) kg(LlGateUp p) { ll_run<C>(p, p.eps); }
-template <class C> __global__ void __launch_bounds__(C::THREADS, C::MINB) kr(LlRows<true> p) { ll_run<C>(p, 0.0f); }
-template <class C> __global__ void __launch_bounds__(C::THREADS, C::MINB) kh(LlRows<false> p) { ll_run<C>(p, p.eps); }
+/* Batch 1 and larger batches run different kernels, as the shipped ones do
+ * (ll_run1, ll_runb: llama.cuh). */
+#define SWEEP_RUN(C, BT, p, eps) \
+    do { if constexpr (BT) ll_runb<C>(p, eps); else ll_run1<C>(p, eps); } while (0)
+template <class C, bool BT> __global__ void __launch_bounds__(C::THREADS, C::MINB) kq(LlQkv p) { SWEEP_RUN(C, BT, p, p.eps); }
+template <class C, bool BT> __global__ void __launch_bounds__(C::THREADS, C::MINB) kg(LlGateUp p) { SWEEP_RUN(C, BT, p, p.eps); }
+template <class C, bool BT> __global__ void __launch_bounds__(C::THREADS, C::MINB) kr(LlRows<true> p) { SWEEP_RUN(C, BT, p, 0.0f); }
+template <class C, bool BT> __global__ void __launch_bounds__(C::THREADS, C::MINB) kh(LlRows<false> p) { SWEEP_RUN(C, BT, p, p.eps); }
+
+template <class C, bool BT>
+static cudaError_t launch_bt(int kind, const cudaLaunchConfig_t &cfg, const Args &a)
+{
+    switch (kind) {
+    case KQKV: return cudaLaunchKernelEx(&cfg, kq<C, BT>, a.q);
+    case KGU: return cudaLaunchKernelEx(&cfg, kg<C, BT>, a.g);
+    case KRES: return cudaLaunchKernelEx(&cfg, kr<C, BT>, a.r);
+    default: return cudaLaunchKernelEx(&cfg, kh<C, BT>, a.h);
+    }
+}
 
 template <class C>
 static cudaError_t launch_c(int kind, dim3 grid, dim3 block, cudaStream_t s, bool pdl, const Args &a)
@@ -94,21 +109,17 @@ static cudaError_t launch_c(int kind, dim3 grid, dim3 block, cudaStream_t s, boo
     cfg.stream = s;
     cfg.attrs = pdl ? at : nullptr;
     cfg.numAttrs = pdl ? 1 : 0;
-    switch (kind) {
-    case KQKV: return cudaLaunchKernelEx(&cfg, kq<C>, a.q);
-    case KGU: return cudaLaunchKernelEx(&cfg, kg<C>, a.g);
-    case KRES: return cudaLaunchKernelEx(&cfg, kr<C>, a.r);
-    default: return cudaLaunchKernelEx(&cfg, kh<C>, a.h);
-    }
+    const int B = kind == KQKV ? a.q.B : kind == KGU ? a.g.B : kind == KRES ? a.r.B : a.h.B;
+    return B > 1 ? launch_bt<C, true>(kind, cfg, a) : launch_bt<C, false>(kind, cfg, a);
 }
 
-template <class C> static const void *fn_c(int kind)
+template <class C> static const void *fn_c(int kind, bool bt)
 {
     switch (kind) {
-    case KQKV: return (const void *)kq<C>;
-    case KGU: return (const void *)kg<C>;
-    case KRES: return (const void *)kr<C>;
-    default: return (const void *)kh<C>;
+    case KQKV: return bt ? (const void *)kq<C, true> : (const void *)kq<C, false>;
+    case KGU: return bt ? (const void *)kg<C, true> : (const void *)kg<C, false>;
+    case KRES: return bt ? (const void *)kr<C, true> : (const void *)kr<C, false>;
+    default: return bt ? (const void *)kh<C, true> : (const void *)kh<C, false>;
     }
 }
 
@@ -117,7 +128,7 @@ struct Variant {
     const char *name, *cfg;
     int P, KS, threads, minb, res_block; /* res_block: the block the graph gives o/down */
     LaunchFn launch;
-    const void *(*fn)(int);
+    const void *(*fn)(int, bool);
 };
 #define VAR(T, rb, text)                                                      \
     Variant{#T + 2, text, T::P, T::KS, T::THREADS, T::MINB, rb, launch_c<T>, fn_c<T>}
@@ -546,12 +557,12 @@ int main(int argc, char **argv)
 
     /* Registers and local memory of every kernel. */
     for (int i = 0; i < NV; ++i)
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < 8; ++k) {
             cudaFuncAttributes fa;
-            CK(cudaFuncGetAttributes(&fa, variants[i].fn(k)));
+            CK(cudaFuncGetAttributes(&fa, variants[i].fn(k % 4, k >= 4)));
             if (fa.localSizeBytes > 64)
-                printf("WARNING %s kind %d: %zu bytes local memory\n", variants[i].name, k,
-                       fa.localSizeBytes);
+                printf("WARNING %s kind %d%s: %zu bytes local memory\n", variants[i].name, k % 4,
+                       k >= 4 ? " (batch)" : "", fa.localSizeBytes);
         }
 
     const std::vector<float> hx = to_host(d.x0, (long long)MAXBT * H);
@@ -572,7 +583,7 @@ int main(int argc, char **argv)
             for (int vi = 0; vi < NV; ++vi) {
                 const Variant &v = variants[vi];
                 cudaFuncAttributes fa;
-                CK(cudaFuncGetAttributes(&fa, v.fn(skind[s])));
+                CK(cudaFuncGetAttributes(&fa, v.fn(skind[s], B > 1)));
                 /* correctness, both grids */
                 double err = 0.0;
                 for (int wv = 0; wv < 2; ++wv) {
