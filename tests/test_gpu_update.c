@@ -1,8 +1,9 @@
 /* test_gpu_update.c — changing an instantiated graph between replays on the
  * GPU: a scalar argument (cuGraphExecKernelNodeSetParams), buffers rebound to
  * the host program's memory (kernel, memset and memcpy nodes), and variables
- * (cuGraphExecUpdate), shape-preserving or not; each once more with the
- * graph instantiated for device launch (CUDAG_DEVICE_LAUNCH). */
+ * (cuGraphExecUpdate), shape-preserving or not, a node's kernel pick among
+ * them; each once more with the graph instantiated for device launch
+ * (CUDAG_DEVICE_LAUNCH). */
 #include "gpu_common.h"
 
 #define N 262147
@@ -190,6 +191,64 @@ static void set_var_updates_in_place(void **state)
     cudag_graph_destroy(g);
 }
 
+/* A variable that changes a node's pick (`kernel: {pick, from}`) moves the
+ * node to the other kernel through cuGraphExecUpdate, the result checked
+ * each time; a pick of a kernel the graph never loaded is refused before
+ * the driver is asked, the exec as it was. */
+static void set_var_changes_a_picked_kernel(void **state)
+{
+    (void)state;
+    static const char pick[] =
+        "cudag: 1\n"
+        "include: cudag_kernels.yaml\n"
+        "vars: {N: 262147, A: 2, P: 0}\n"
+        "buffers:\n"
+        "  x: {type: f32, count: N, init: random}\n"
+        "  y: {type: f32, count: N}\n"
+        "  v: {type: f32, count: N}\n"
+        "nodes:\n"
+        "  s:\n"
+        "    kernel: {pick: P, from: [scale_f32, scale_f32_vec, scale_bf16]}\n"
+        "    grid: 64\n"
+        "    block: 256\n"
+        "    args: [x, y, A, N]\n"
+        "  t: {kernel: scale_f32_vec, grid: 64, block: 256, args: [x, v, 1.0, N]}\n";
+    cudag_graph *g = gpu_load(pick);
+    cudag_exec *x = gpu_instantiate(g, exec_flags, NULL);
+    const uint32_t s = cudag__find_node(x->g, "s"), t = cudag__find_node(x->g, "t");
+    uint64_t seed = tseed();
+    float *hx = malloc(N * sizeof *hx), *want = malloc(N * sizeof *want);
+    assert_true(hx && want);
+    cudag_error e;
+    for (int k = 0; k < 4; k++) {
+        const int p = k % 2, a = (int)trand(&seed, -8, 8);
+        gpu_ok(cudag_exec_set_var(x, "P", p, &e), &e, "set_var P");
+        gpu_ok(cudag_exec_set_var(x, "A", a, &e), &e, "set_var A");
+        /* scale_f32_vec is t's kernel: s launches the same function or not */
+        assert_int_equal(x->launch.k[s].fn == x->launch.k[t].fn, p == 1);
+        gpu_random(&seed, hx, N);
+        for (long i = 0; i < N; i++)
+            want[i] = (float)a * hx[i];
+        gpu_write(x, "x", hx, N);
+        gpu_poison(x, "y", N);
+        gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
+        float *got = gpu_read(x, "y", N);
+        char msg[64];
+        snprintf(msg, sizeof msg, "pick %d, A = %d", p, a);
+        gpu_expect(msg, got, want, N);
+        free(got);
+    }
+    assert_int_equal(cudag_exec_set_var(x, "P", 2, &e), CUDAG_ENOTSUP);
+    printf("# %s\n", e.message);
+    assert_non_null(strstr(e.message, "launch kernel 'scale_bf16', which the "
+                                      "instantiated graph does not use"));
+    assert_true(x->launch.k[s].fn == x->launch.k[t].fn);
+    free(hx);
+    free(want);
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
+}
+
 static int device_launch(void **state)
 {
     (void)state;
@@ -213,6 +272,7 @@ int main(void)
     gpu_require();
     const struct CMUnitTest tests[] = {
         BOTH(set_arg_changes_the_result),
+        BOTH(set_var_changes_a_picked_kernel),
         BOTH(rebound_buffers_are_used),
         BOTH(set_var_updates_in_place),
     };
