@@ -21,13 +21,14 @@
  *  Traffic: the weights once (the floor), x per block from L2.  Target:
  *  >= 90 % of the device-to-device copy bandwidth at batch 1.
  *
- *  llama_attn   split-KV (flash-decoding) attention for GQA: the blocks of
- *               (kv head, batch b) cut positions 0..pos into splits sized
- *               at run time so the grid covers them in one pass, score each
- *               split for the NH/NKV query heads sharing the kv head, write
- *               (o, max, sum) partials, and the last block of (b, kv head)
- *               to finish (an atomic counter it resets) combines them; a
- *               single split writes its output directly.
+ *  llama_attn   split-KV (flash-decoding) attention for GQA: a cache that
+ *               fits one block's shared memory is one block's split, written
+ *               straight to the output; a longer one the blocks of (kv head,
+ *               batch b) cut into splits sized at run time so the grid
+ *               covers them in one pass, score each split for the NH/NKV
+ *               query heads sharing the kv head, write (o, max, sum)
+ *               partials, and the last block of (b, kv head) to finish (an
+ *               atomic counter it resets) combines them.
  *  llama_argmax greedy next token over V logits (lowest index on ties): each
  *               block reduces a strided slice, the last block reduces the
  *               partials, writes tok and advances pos.
@@ -748,34 +749,69 @@ template <bool RES> struct LlRows {
 
 /* --- Attention ------------------------------------------------------------ */
 
-#define LL_AW 8  /* warps of an attention block that take positions */
-#define LL_AU 4  /* positions per lane group loaded before any is used */
+#define LL_AW 8 /* warps of an attention block (its most threads: 32 * LL_AW) */
+#define LL_AJ 4 /* positions a lane group scores before it updates its softmax */
 
 /* Partials: per (b, head, split) HD floats of o (relative to its max), then
  * the max and the sum of exponentials; cdiv(CTX, S) splits of room per
  * head.  The grid's x extent is fixed by the graph (a wave or two of blocks
- * for every length); the split length is chosen from pos at run time: the
- * fewest positions that let the grid cover 0..pos in one pass, at least S
- * (so the splits fit their room) and at most LL_MAXS (the scores' shared
- * memory), past which blocks take several splits in turn; a split longer
- * than one round of loads (LL_AU positions per lane group) takes several.
- * A grid sized by CTX instead (one block per S positions)
- * spent most of a short step scheduling thousands of blocks that only read
- * pos and left.
+ * for every length); the split length is chosen from pos at run time.  A
+ * block holds one split's keys and values in the node's dynamic shared
+ * memory (R positions: its bytes over HD * 4, at most LL_MAXS), so a cache
+ * of up to R positions is one split of one block, written straight to out:
+ * no partials, no counter, no combine (each an L2 round trip on the
+ * critical path).  Longer caches take the fewest positions that let the
+ * grid cover 0..pos in one pass, at least S (so the splits fit their room)
+ * and at most R; past that, blocks take several splits in turn.  A grid
+ * sized by CTX instead (one block per S positions) spent most of a short
+ * step scheduling thousands of blocks that only read pos and left.
  *
  * pos, and the cache before it, come from earlier launches (in the step
- * only argmax, its last kernel, writes pos), so a block reads pos and loads
- * its first split's keys and values below pos before griddepcontrol.wait;
- * after it, only q and the row at pos (this step's llama_qkv's) remain. */
-/* Shared memory of one attention block: q of the kv head's G query heads,
- * the scores of a split, each warp's sums, each head's max and sum. */
+ * only argmax, its last kernel, writes pos), so a block reads pos and copies
+ * its first split's keys and values below pos into shared memory
+ * (cp.async) before griddepcontrol.wait; after it, only q and the row at
+ * pos (this step's llama_qkv's) remain.  Then each warp scores its own
+ * positions and keeps its own running max, sum and output in registers
+ * (flash-decoding inside the warp), and one barrier merges the warps: the
+ * scores never go through shared memory and no barrier separates score,
+ * softmax and sums. */
+
+/* The attention block's shared memory, all of it the node's dynamic shared
+ * memory (sized by the graph for its shapes: a block of static arrays sized
+ * for the largest G and HD took 37 KB more): one split's keys and values (R
+ * positions), q of the kv head's G query heads, each warp's output, max and
+ * sum per head.  Once the splits are done, the combine keeps each split's
+ * max and sum where the keys were. */
 struct LlAttnSmem {
-    float sq[LL_MAXG][128 + 4];
-    float ss[LL_MAXG][LL_MAXS];
-    float so[LL_AW][LL_MAXG][128];
-    float sm[LL_MAXG], sl[LL_MAXG];
-    int last;
+    bf16 *ks, *vs;
+    float *sq, *so, *sm, *sl;
+    int R;
 };
+
+/* 16 bytes global -> shared, not through L1 (sm_80+). */
+__device__ __forceinline__ void ll_cp16(void *dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src)
+                 : "memory");
+}
+
+__device__ __forceinline__ void ll_cp_commit(void)
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void ll_cp_wait_all(void)
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+/* exp(a - m), 0 for a = -inf (m may be -inf too: no NaN). */
+__device__ __forceinline__ float ll_rel_exp(float a, float m)
+{
+    return a == -INFINITY ? 0.0f : expf(a - m);
+}
 
 struct LlAttn {
     const bf16 *q, *kc, *vc;
@@ -819,120 +855,156 @@ struct LlAttn {
 #endif
     }
 
-    /* Keys and values of the lane's LL_AU positions tb + u*stride + grp
-     * that lie in [lo, hi). */
-    __device__ __forceinline__ void load_kv(uint4 (&k)[LL_AU], uint4 (&v)[LL_AU],
-                                            long long base, int tb, int stride,
-                                            int grp, int sub, int lo, int hi,
-                                            bool with_v) const
+    /* The dynamic shared memory laid out: what the per-warp arrays leave
+     * holds R positions' keys and values (HD * 4 bytes each; a multiple of
+     * 16, at most LL_MAXS; 0 when it is too small). */
+    __device__ __forceinline__ LlAttnSmem smem(unsigned char *dyn) const
     {
-#pragma unroll
-        for (int u = 0; u < LL_AU; ++u) {
-            const int t = tb + u * stride + grp;
-            if (t >= lo && t < hi) {
-                k[u] = *reinterpret_cast<const uint4 *>(kc + base + (long long)t * HD + sub * 8);
-                if (with_v)
-                    v[u] = *reinterpret_cast<const uint4 *>(vc + base + (long long)t * HD + sub * 8);
-            }
-        }
+        unsigned bytes;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+        const int G = NH / NKV;
+        const long long fixed = ((long long)(LL_AW + 1) * G * HD + 2LL * LL_AW * G) * 4;
+        long long r = ((long long)bytes - fixed) / (HD * 4);
+        r = r < 0 ? 0 : r > LL_MAXS ? LL_MAXS : r & ~15ll;
+        LlAttnSmem a;
+        a.R = (int)r;
+        float *f = reinterpret_cast<float *>(dyn);
+        a.sq = f;
+        a.so = a.sq + G * HD;
+        a.sm = a.so + LL_AW * G * HD;
+        a.sl = a.sm + LL_AW * G;
+        a.ks = reinterpret_cast<bf16 *>(a.sl + LL_AW * G);
+        a.vs = a.ks + a.R * HD;
+        return a;
     }
 
-    /* Split `split` of (b, kv) over positions [t0, t1) into its partial,
-     * or, when it is the whole of 0..pos, straight into out.  With `pre`,
-     * k and v already hold the first round's keys and values. */
-    __device__ __forceinline__ void split_part(LlAttnSmem &a,
-                                               uint4 (&k)[LL_AU], uint4 (&v)[LL_AU],
-                                               bool pre, int b, int kv, int split,
-                                               int t0, int t1, int nw, bool whole) const
+    /* The keys and values of positions [lo, hi) of (b, kv) copied into
+     * rows t - t0 of ks and vs; one commit group. */
+    __device__ __forceinline__ void stage(bf16 *ks, bf16 *vs, long long base, int t0,
+                                          int lo, int hi) const
     {
-        float(&sq)[LL_MAXG][128 + 4] = a.sq;
-        float(&ss)[LL_MAXG][LL_MAXS] = a.ss;
-        float(&so)[LL_AW][LL_MAXG][128] = a.so;
-        float *sm = a.sm, *sl = a.sl;
+        const int cpr = HD / 8; /* 16-byte chunks per row */
+        const int nc = hi > lo ? (hi - lo) * cpr : 0;
+        for (int c = threadIdx.x; c < 2 * nc; c += blockDim.x) {
+            const bool isv = c >= nc;
+            const int cc = isv ? c - nc : c;
+            const int t = lo + cc / cpr, ch = cc % cpr;
+            const long long off = base + (long long)t * HD + ch * 8;
+            ll_cp16((isv ? vs : ks) + (t - t0) * HD + ch * 8, (isv ? vc : kc) + off);
+        }
+        ll_cp_commit();
+    }
+
+    /* Split `split` of (b, kv) over positions [t0, t1), staged in ks and vs,
+     * into its partial, or, when it is the whole of 0..pos, straight into
+     * out.  Lane group grp of warp w takes rows (j * nw + w) * PPW + grp,
+     * heads four at a time. */
+    __device__ __forceinline__ void split_part(const LlAttnSmem &a, int b, int kv, int split,
+                                               int t0, int t1, bool whole) const
+    {
+        const bf16 *ks = a.ks, *vs = a.vs;
         const int G = NH / NKV;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+        const int nw = blockDim.x >> 5;
         const int LPP = HD / 8, PPW = 32 / LPP;
         const int grp = lane / LPP, sub = lane % LPP;
-        const int stride = nw * PPW; /* positions of one pass of the block */
-        const long long base = ((long long)b * NKV + kv) * CTX * HD;
         const float scale = 1.0f / sqrtf((float)HD);
-        const int tb0 = t0 + warp * PPW;
-        /* Scores: LL_AU positions per lane group per round, loaded before
-         * any is used (the first round's values too, kept for the sums). */
-        if (warp < nw) {
-            for (int tb = tb0; tb < t1; tb += LL_AU * stride) {
-                if (!pre || tb != tb0)
-                    load_kv(k, v, base, tb, stride, grp, sub, t0, t1, tb == tb0);
+        const int n = t1 - t0;
+        for (int g0 = 0; g0 < G; g0 += 4) {
+            float m[4], l[4], acc[4][8];
 #pragma unroll
-                for (int u = 0; u < LL_AU; ++u) {
-                    const int t = tb + u * stride + grp;
+            for (int g = 0; g < 4; ++g) {
+                m[g] = -INFINITY, l[g] = 0.0f;
+#pragma unroll
+                for (int e = 0; e < 8; ++e)
+                    acc[g][e] = 0.0f;
+            }
+            for (int j0 = 0; (j0 * nw + warp) * PPW < n; j0 += LL_AJ) {
+                float s[LL_AJ][4];
+#pragma unroll
+                for (int jj = 0; jj < LL_AJ; ++jj) {
+                    const int r = ((j0 + jj) * nw + warp) * PPW + grp;
                     float kf[8];
-                    ll_unpack(k[u], kf);
-#pragma unroll
-                    for (int g = 0; g < LL_MAXG; ++g) {
-                        if (g >= G)
-                            break;
-                        float d = 0.0f;
+                    if (r < n)
+                        ll_unpack(*reinterpret_cast<const uint4 *>(ks + r * HD + sub * 8), kf);
+                    else
 #pragma unroll
                         for (int e = 0; e < 8; ++e)
-                            d = fmaf(kf[e], sq[g][sub * 8 + e], d);
+                            kf[e] = 0.0f;
+#pragma unroll
+                    for (int g = 0; g < 4; ++g) {
+                        float d = 0.0f;
+                        if (g0 + g < G) {
+                            const float *qg = a.sq + (g0 + g) * HD + sub * 8;
+#pragma unroll
+                            for (int e = 0; e < 8; ++e)
+                                d = fmaf(kf[e], qg[e], d);
+                        }
                         for (int o = LPP / 2; o > 0; o >>= 1)
                             d += __shfl_xor_sync(0xffffffffu, d, o);
-                        if (sub == 0 && t < t1)
-                            ss[g][t - t0] = d * scale;
+                        s[jj][g] = r < n ? d * scale : -INFINITY;
+                    }
+                }
+                /* The lane group's running max, sum and output rescaled
+                 * once per LL_AJ positions, not once per position. */
+#pragma unroll
+                for (int g = 0; g < 4; ++g) {
+                    float mc = m[g];
+#pragma unroll
+                    for (int jj = 0; jj < LL_AJ; ++jj)
+                        mc = fmaxf(mc, s[jj][g]);
+                    const float c = ll_rel_exp(m[g], mc);
+                    l[g] *= c;
+#pragma unroll
+                    for (int e = 0; e < 8; ++e)
+                        acc[g][e] *= c;
+                    m[g] = mc;
+                }
+#pragma unroll
+                for (int jj = 0; jj < LL_AJ; ++jj) {
+                    const int r = ((j0 + jj) * nw + warp) * PPW + grp;
+                    if (r >= n)
+                        continue;
+                    float vf[8];
+                    ll_unpack(*reinterpret_cast<const uint4 *>(vs + r * HD + sub * 8), vf);
+#pragma unroll
+                    for (int g = 0; g < 4; ++g) {
+                        const float p = ll_rel_exp(s[jj][g], m[g]);
+                        l[g] += p;
+#pragma unroll
+                        for (int e = 0; e < 8; ++e)
+                            acc[g][e] = fmaf(p, vf[e], acc[g][e]);
                     }
                 }
             }
-        }
-        __syncthreads();
-        const int len = t1 - t0;
-        for (int g = warp; g < G; g += blockDim.x >> 5) {
-            float l;
-            const float m = ll_warp_exp(ss[g], len, nullptr, &l);
-            if (lane == 0)
-                sm[g] = m, sl[g] = l;
-        }
-        __syncthreads();
-        /* Sums: one head at a time over the round's values (eight
-         * accumulators, not eight per head), each warp's share added into
-         * so[warp]; a warp without positions leaves zeros there. */
-        if (warp < nw) {
-            if (tb0 >= t1)
-                for (int e = lane; e < G * HD; e += 32)
-                    so[warp][e / HD][e % HD] = 0.0f;
-            for (int tb = tb0; tb < t1; tb += LL_AU * stride) {
-                if (tb != tb0) {
+            /* The warp's lane groups merged: lanes of one sub-chunk of the
+             * row exchange (max, sum, output) across groups. */
+            for (int o = LPP; o < 32; o <<= 1) {
 #pragma unroll
-                    for (int u = 0; u < LL_AU; ++u) {
-                        const int t = tb + u * stride + grp;
-                        if (t < t1)
-                            v[u] = *reinterpret_cast<const uint4 *>(vc + base + (long long)t * HD + sub * 8);
-                    }
-                }
-                for (int g = 0; g < G; ++g) {
-                    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll
-                    for (int u = 0; u < LL_AU; ++u) {
-                        const int t = tb + u * stride + grp;
-                        if (t < t1) {
-                            const float p = ss[g][t - t0];
-                            float vf[8];
-                            ll_unpack(v[u], vf);
-#pragma unroll
-                            for (int e = 0; e < 8; ++e)
-                                acc[e] = fmaf(p, vf[e], acc[e]);
-                        }
-                    }
+                for (int g = 0; g < 4; ++g) {
+                    const float m2 = __shfl_xor_sync(0xffffffffu, m[g], o);
+                    const float l2 = __shfl_xor_sync(0xffffffffu, l[g], o);
+                    const float M = fmaxf(m[g], m2);
+                    const float c1 = ll_rel_exp(m[g], M), c2 = ll_rel_exp(m2, M);
+                    l[g] = l[g] * c1 + l2 * c2;
 #pragma unroll
                     for (int e = 0; e < 8; ++e) {
-                        float x = acc[e];
-                        for (int s = 16; s >= LPP; s >>= 1)
-                            x += __shfl_xor_sync(0xffffffffu, x, s);
-                        if (grp == 0) {
-                            float *d = &so[warp][g][sub * 8 + e];
-                            *d = tb == tb0 ? x : *d + x;
-                        }
+                        const float a2 = __shfl_xor_sync(0xffffffffu, acc[g][e], o);
+                        acc[g][e] = acc[g][e] * c1 + a2 * c2;
                     }
+                    m[g] = M;
+                }
+            }
+            if (grp == 0) {
+#pragma unroll
+                for (int g = 0; g < 4; ++g) {
+                    if (g0 + g >= G)
+                        break;
+#pragma unroll
+                    for (int e = 0; e < 8; ++e)
+                        a.so[(warp * G + g0 + g) * HD + sub * 8 + e] = acc[g][e];
+                    if (sub == 0)
+                        a.sm[warp * G + g0 + g] = m[g], a.sl[warp * G + g0 + g] = l[g];
                 }
             }
         }
@@ -940,115 +1012,115 @@ struct LlAttn {
         const int nsmax = (CTX + S - 1) / S;
         for (int e = tid; e < G * HD; e += blockDim.x) {
             const int g = e / HD, d = e % HD;
-            float x = 0.0f;
+            float M = -INFINITY;
             for (int w = 0; w < nw; ++w)
-                x += so[w][g][d];
+                M = fmaxf(M, a.sm[w * G + g]);
+            float L = 0.0f, O = 0.0f;
+            for (int w = 0; w < nw; ++w) {
+                const float f = ll_rel_exp(a.sm[w * G + g], M);
+                L = fmaf(f, a.sl[w * G + g], L);
+                O = fmaf(f, a.so[(w * G + g) * HD + d], O);
+            }
             if (whole) {
-                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(x / sl[g]);
+                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / L);
                 continue;
             }
             float *pp = part + (((long long)b * NH + kv * G + g) * nsmax + split) * (HD + 2);
-            pp[d] = x;
+            pp[d] = O;
             if (d == 0)
-                pp[HD] = sm[g], pp[HD + 1] = sl[g];
+                pp[HD] = M, pp[HD + 1] = L;
         }
-        __syncthreads(); /* ss, so, sm and sl are the next split's */
+        __syncthreads(); /* so, sm, sl, ks and vs are the next split's */
     }
 
     /* Positions 0..n-1 this step attends to (p: pos[0]), in nact splits of
-     * per positions for nblk blocks per (b, kv): a multiple of 16 (whole
-     * lane groups) in [S, LL_MAXS], the fewest that cover n in one pass of
-     * the blocks; past one round of loads (LL_AU per lane group) a split
-     * takes several rounds, which beat a second split per block (H100:
-     * 1 468 against 1 523 us a step at KV 8 192). */
-    __device__ __forceinline__ void layout(int p, int nblk, int &n, int &per,
+     * per positions for nblk blocks per (b, kv): all in one split when they
+     * fit a block's room R; else a multiple of 16 in [S, R], the fewest
+     * that cover n in one pass of the blocks. */
+    __device__ __forceinline__ void layout(int p, int nblk, int R, int &n, int &per,
                                            int &nact) const
     {
         n = p + 1 < CTX ? p + 1 : CTX;
+        if (n <= R) {
+            per = n, nact = 1;
+            return;
+        }
         per = ((n + nblk - 1) / nblk + 15) & ~15;
-        per = per < S ? S : per > LL_MAXS ? LL_MAXS : per;
+        per = per < S ? S : per > R ? R : per;
         nact = (n + per - 1) / per;
     }
 
-    /* The lane's keys and values of the first round of split xs, those
-     * below `mine` (below pos: written by earlier launches) with before,
-     * the rest without. */
-    __device__ __forceinline__ void first_round(uint4 (&k)[LL_AU], uint4 (&v)[LL_AU],
-                                                int b, int kv, int xs, int p, int n,
-                                                int per, bool before) const
+    /* Split xs's rows below `mine` (below pos: written by earlier launches)
+     * with before, the rest without, staged in ks and vs. */
+    __device__ __forceinline__ void first_stage(const LlAttnSmem &a, int b, int kv, int xs,
+                                                int p, int n, int per, bool before) const
     {
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        const int nw = blockDim.x >> 5 < LL_AW ? blockDim.x >> 5 : LL_AW;
-        const int LPP = HD / 8, PPW = 32 / LPP;
         const long long base = ((long long)b * NKV + kv) * CTX * HD;
         const int t0 = xs * per, t1 = t0 + per < n ? t0 + per : n;
         const int mine = p < CTX ? p : n; /* first position written upstream */
-        if (warp < nw) {
-            if (before)
-                load_kv(k, v, base, t0 + warp * PPW, nw * PPW, lane / LPP, lane % LPP,
-                        t0, t1 < mine ? t1 : mine, true);
-            else
-                load_kv(k, v, base, t0 + warp * PPW, nw * PPW, lane / LPP, lane % LPP,
-                        mine, t1, true);
-        }
+        if (before)
+            stage(a.ks, a.vs, base, t0, t0, t1 < mine ? t1 : mine);
+        else
+            stage(a.ks, a.vs, base, t0, mine > t0 ? mine : t0, t1);
     }
 
     /* After griddepcontrol.wait, by block slot xs of nblk for (b, kv), with
-     * k and v holding its first round below pos: the splits xs, xs + nblk,
-     * ... into partials, then, by the last of the (b, kv)'s slots to get
-     * here, their combination into out.  Every thread calls it. */
-    __device__ __forceinline__ void finish(LlAttnSmem &a, uint4 (&k)[LL_AU],
-                                           uint4 (&v)[LL_AU], int b, int kv,
-                                           int xs, int nblk, int p, int n, int per,
-                                           int nact) const
+     * its first split below pos staged or on the way: the splits xs, xs +
+     * nblk, ... into partials, then, by the last of the (b, kv)'s slots to
+     * get here, their combination into out.  Every thread calls it. */
+    __device__ __forceinline__ void finish(const LlAttnSmem &a, int b, int kv, int xs,
+                                           int nblk, int p, int n, int per, int nact) const
     {
         const int G = NH / NKV;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-        const int nw = blockDim.x >> 5 < LL_AW ? blockDim.x >> 5 : LL_AW;
-        first_round(k, v, b, kv, xs, p, n, per, false);
+        const long long base = ((long long)b * NKV + kv) * CTX * HD;
+        first_stage(a, b, kv, xs, p, n, per, false);
         for (int e = tid; e < G * HD; e += blockDim.x)
-            a.sq[e / HD][e % HD] =
-                __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
-        __syncthreads();
+            a.sq[e] = __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
         for (int split = xs; split < nact; split += nblk) {
             const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
-            split_part(a, k, v, split == xs, b, kv, split, s0, s1, nw, nact == 1);
+            if (split != xs)
+                stage(a.ks, a.vs, base, s0, s0, s1);
+            ll_cp_wait_all();
+            __syncthreads();
+            split_part(a, b, kv, split, s0, s1, nact == 1);
         }
         if (nact == 1)
             return; /* no partials: nothing to combine */
         /* The last block of (b, kv) to get here combines every split. */
         const int nblk_kv = nact < nblk ? nact : nblk;
         __threadfence();
+        __shared__ int last;
         __syncthreads();
         if (tid == 0) {
             const int done = atomicAdd(&cnt[b * NKV + kv], 1);
-            a.last = done == nblk_kv - 1;
+            last = done == nblk_kv - 1;
         }
         __syncthreads();
-        if (!a.last)
+        if (!last)
             return;
         __threadfence();
         const int nsmax = (CTX + S - 1) / S;
         const float *pb = part + ((long long)b * NH + kv * G) * nsmax * (HD + 2);
-        if (nact <= LL_MAXS) {
-            /* Every split's max and sum loaded at once (ss and so are free
-             * now), each head's weights exp(m_s - M) computed once, then
-             * each output element sums its nact partials with the loads
+        if (2 * G * nact <= a.R * HD) {
+            /* Every split's max and sum loaded at once (where the keys were),
+             * each head's weights exp(m_s - M) computed once, then each
+             * output element sums its nact partials with the loads
              * unrolled: a few round trips to L2 where a loop over splits
              * per element took two per split. */
-            float *lsum = &a.so[0][0][0];
+            float *cm = reinterpret_cast<float *>(a.ks), *cl = cm + G * nact;
             for (int i = tid; i < G * nact; i += blockDim.x) {
                 const int g = i / nact, s2 = i % nact;
                 const float *pp = pb + ((long long)g * nsmax + s2) * (HD + 2);
-                a.ss[g][s2] = __ldcg(pp + HD);
-                lsum[g * LL_MAXS + s2] = __ldcg(pp + HD + 1);
+                cm[i] = __ldcg(pp + HD);
+                cl[i] = __ldcg(pp + HD + 1);
             }
             __syncthreads();
             for (int g = warp; g < G; g += blockDim.x >> 5) {
                 float L;
-                ll_warp_exp(a.ss[g], nact, lsum + g * LL_MAXS, &L);
+                ll_warp_exp(cm + g * nact, nact, cl + g * nact, &L);
                 if (lane == 0)
-                    a.sl[g] = L;
+                    a.sm[g] = L;
             }
             __syncthreads();
             for (int e = tid; e < G * HD; e += blockDim.x) {
@@ -1057,8 +1129,8 @@ struct LlAttn {
                 float O = 0.0f;
 #pragma unroll 8
                 for (int s2 = 0; s2 < nact; ++s2)
-                    O = fmaf(a.ss[g][s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
-                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / a.sl[g]);
+                    O = fmaf(cm[g * nact + s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
+                out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / a.sm[g]);
             }
         } else {
             for (int e = tid; e < G * HD; e += blockDim.x) {
@@ -1080,37 +1152,35 @@ struct LlAttn {
             cnt[b * NKV + kv] = 0; /* ready for the next layer */
     }
 
-    __device__ __forceinline__ bool valid() const
+    __device__ __forceinline__ bool valid(int R) const
     {
-        return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 1 && S <= LL_MAXS;
+        return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 16 && S <= R &&
+               blockDim.x <= 32 * LL_AW;
     }
 
     /* The kernel llama_attn_bf16: block (x, kv, b) is slot x of gridDim.x. */
     __device__ __forceinline__ void run() const
     {
-        __shared__ LlAttnSmem a;
-        const int kv = blockIdx.y, b = blockIdx.z;
-        if (!valid()) {
+        extern __shared__ uint4 ll_dyn[];
+        const LlAttnSmem a = smem(reinterpret_cast<unsigned char *>(ll_dyn));
+        const int kv = blockIdx.y, b = blockIdx.z, R = a.R;
+        if (!valid(R)) {
             pdl_wait();
             pdl_launch_dependents();
             return;
         }
         const int p = pos[0];
         int n, per, nact;
-        layout(p, (int)gridDim.x, n, per, nact);
+        layout(p, (int)gridDim.x, R, n, per, nact);
         prefetch_l2(n);
         if ((int)blockIdx.x >= nact) {
             pdl_launch_dependents(); /* nothing upstream is touched */
             return;
         }
-        uint4 k[LL_AU], v[LL_AU];
-#pragma unroll
-        for (int u = 0; u < LL_AU; ++u)
-            k[u] = v[u] = make_uint4(0, 0, 0, 0);
-        first_round(k, v, b, kv, blockIdx.x, p, n, per, true);
+        first_stage(a, b, kv, blockIdx.x, p, n, per, true);
         pdl_wait();
         pdl_launch_dependents();
-        finish(a, k, v, b, kv, blockIdx.x, (int)gridDim.x, p, n, per, nact);
+        finish(a, b, kv, blockIdx.x, (int)gridDim.x, p, n, per, nact);
     }
 };
 

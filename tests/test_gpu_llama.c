@@ -4,10 +4,11 @@
  * where Hugging Face rounds), token for token over several steps from a start
  * token, logits within bf16 tolerance; fresh random weights, the KV cache and
  * the outputs poisoned (NaN) first, so a read past pos or an unwritten logit
- * shows.  The same from a random position past 600 over a random cache:
- * the attention's splits, their lengths chosen from pos, and with a grid of
- * 2 blocks per kv head (AS=2) several splits per block, each of several
- * rounds of loads, all combined.  Then
+ * shows.  The same from random positions over a random cache, in each
+ * layout of the attention: a cache one block holds, the graph's splits
+ * combined, 2 blocks per kv head (AS=2) taking splits in turn, rooms of 16
+ * positions (dozens of splits a block); and all of it again at heads of 128
+ * (NH=2 NKV=1 HD=128, the 8B shape's HD).  Then
  * generate.yaml's tokens equal the step replayed, and an EOS id stops it
  * early.  Batches of 3 and 11 sequences, each row against its own reference,
  * with the GEMVs' input rows staged in static and in dynamic shared memory,
@@ -20,15 +21,36 @@
 #include <stdint.h>
 #include <time.h>
 
-enum { L = 2, H = 256, F = 512, NH = 4, NKV = 2, HD = 64, V = 1000, CTX = 1024,
-       NQKV = (NH + 2 * NKV) * HD, STEPS = 8, GEN = 6, LONG_STEPS = 3,
+/* The heads: NH * HD = QW query and NKV * HD = KVW key columns, so that
+ * the same buffers serve heads of 64 (NH=4 NKV=2, the 1B shape's HD) and of
+ * 128 (NH=2 NKV=1, the 8B shape's). */
+enum { L = 2, H = 256, F = 512, QW = 256, KVW = 128, V = 1000, CTX = 1024,
+       NQKV = QW + 2 * KVW, STEPS = 8, GEN = 6, LONG_STEPS = 3,
        BATCH_STEPS = 3 };
-static const char *const defs[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
-                                   "HD=64", "V=1000", "CTX=1024", NULL};
-static const char *const defs_as2[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
-                                       "HD=64", "V=1000", "CTX=1024", "AS=2", NULL};
-static const char *const gdefs[] = {"L=2", "H=256", "F=512", "NH=4", "NKV=2",
-                                    "HD=64", "V=1000", "CTX=1024", "N=6", NULL};
+static int NH = 4, NKV = 2, HD = 64;
+
+/* The graph's -D list: the shape, the heads of the moment, then extra
+ * (NULL-terminated, may be NULL).  Valid until the next call. */
+static const char *const *defs_with(const char *const *extra)
+{
+    static char heads[3][16];
+    static const char *d[24];
+    static const char *const base[] = {"L=2", "H=256", "F=512", "V=1000", "CTX=1024"};
+    size_t n = 0;
+    for (; n < sizeof base / sizeof base[0]; n++)
+        d[n] = base[n];
+    snprintf(heads[0], sizeof heads[0], "NH=%d", NH);
+    snprintf(heads[1], sizeof heads[1], "NKV=%d", NKV);
+    snprintf(heads[2], sizeof heads[2], "HD=%d", HD);
+    for (int i = 0; i < 3; i++)
+        d[n++] = heads[i];
+    for (size_t i = 0; extra && extra[i]; i++) {
+        assert_true(n + 1 < sizeof d / sizeof d[0]);
+        d[n++] = extra[i];
+    }
+    d[n] = NULL;
+    return d;
+}
 
 static float bfr(float v)
 {
@@ -60,7 +82,7 @@ typedef struct model {
 } model;
 
 typedef struct state {
-    float x[H], kc[L][NKV][CTX][HD], vc[L][NKV][CTX][HD], logits[V];
+    float x[H], kc[L][CTX][KVW], vc[L][CTX][KVW], logits[V]; /* [l][t][kv*HD + d] */
     int pos, tok;
 } refstate;
 
@@ -68,7 +90,7 @@ static const struct { const char *name; size_t n; float lo, hi; } wdesc[] = {
     {"embed", (size_t)V * H, -0.108f, 0.108f},         /* sqrt(3/H) */
     {"attn_norm", (size_t)L * H, 0.8f, 1.2f},
     {"wqkv", (size_t)L * NQKV * H, -0.108f, 0.108f},
-    {"wo", (size_t)L * H * NH * HD, -0.108f, 0.108f},
+    {"wo", (size_t)L * H * QW, -0.108f, 0.108f},
     {"mlp_norm", (size_t)L * H, 0.8f, 1.2f},
     {"wgu", (size_t)L * 2 * F * H, -0.108f, 0.108f},
     {"wd", (size_t)L * H * F, -0.0765f, 0.0765f},        /* sqrt(3/F) */
@@ -152,8 +174,8 @@ static void load_batch(cudag_exec *x, const model *m, const int *start, int nb)
 {
     for (int i = 0; i < 8; i++)
         put(x, wdesc[i].name, wbuf(m, i), wdesc[i].n);
-    poison(x, "kcache", (size_t)L * nb * NKV * CTX * HD);
-    poison(x, "vcache", (size_t)L * nb * NKV * CTX * HD);
+    poison(x, "kcache", (size_t)L * nb * CTX * KVW);
+    poison(x, "vcache", (size_t)L * nb * CTX * KVW);
     poison(x, "logits", (size_t)nb * V);
     poison(x, "x", (size_t)nb * H);
     put_i32(x, "pos", 0);
@@ -202,7 +224,7 @@ static float inv_freq(int i)
 
 static void ref_step(const model *m, refstate *st)
 {
-    static float h[H], y[NQKV], att[NH * HD], act[F], sc[CTX];
+    static float h[H], y[NQKV], att[QW], act[F], sc[CTX];
     const int t = st->pos, G = NH / NKV;
     memcpy(st->x, m->embed + (size_t)st->tok * H, sizeof st->x);
     for (int l = 0; l < L; l++) {
@@ -221,14 +243,14 @@ static void ref_step(const model *m, refstate *st)
             }
         for (int kv = 0; kv < NKV; kv++)
             for (int d = 0; d < HD; d++) {
-                st->kc[l][kv][t][d] = y[(NH + kv) * HD + d];
-                st->vc[l][kv][t][d] = y[(NH + NKV + kv) * HD + d];
+                st->kc[l][t][kv * HD + d] = y[(NH + kv) * HD + d];
+                st->vc[l][t][kv * HD + d] = y[(NH + NKV + kv) * HD + d];
             }
         for (int hh = 0; hh < NH; hh++) {
             const int kv = hh / G;
             float mx = -INFINITY, sum = 0;
             for (int u = 0; u <= t; u++) {
-                sc[u] = (float)dot(st->kc[l][kv][u], y + hh * HD, HD) /
+                sc[u] = (float)dot(st->kc[l][u] + kv * HD, y + hh * HD, HD) /
                         sqrtf((float)HD);
                 mx = fmaxf(mx, sc[u]);
             }
@@ -237,14 +259,13 @@ static void ref_step(const model *m, refstate *st)
             for (int d = 0; d < HD; d++) {
                 double o = 0;
                 for (int u = 0; u <= t; u++)
-                    o += (double)sc[u] * st->vc[l][kv][u][d];
+                    o += (double)sc[u] * st->vc[l][u][kv * HD + d];
                 att[hh * HD + d] = bfr((float)(o / sum));
             }
         }
-        const float *wo = m->wo + (size_t)l * H * NH * HD;
+        const float *wo = m->wo + (size_t)l * H * QW;
         for (int n = 0; n < H; n++)
-            st->x[n] = bfr(st->x[n] +
-                           bfr((float)dot(wo + (size_t)n * NH * HD, att, NH * HD)));
+            st->x[n] = bfr(st->x[n] + bfr((float)dot(wo + (size_t)n * QW, att, QW)));
         rmsnorm(st->x, m->mlp_norm + l * H, h);
         const float *wg = m->wgu + (size_t)l * 2 * F * H;
         for (int j = 0; j < F; j++) {
@@ -291,7 +312,7 @@ static model M;
  * them.  The rest of the cache stays poisoned. */
 static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
 {
-    const size_t n = (size_t)L * NKV * CTX * HD;
+    const size_t n = (size_t)L * CTX * KVW;
     float *kc = malloc(n * sizeof *kc), *vc = malloc(n * sizeof *vc);
     assert_non_null(kc);
     assert_non_null(vc);
@@ -301,8 +322,8 @@ static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
                 for (int d = 0; d < HD; d++) {
                     const size_t i = (((size_t)l * NKV + kv) * CTX + t) * HD + d;
                     if (t < p0) {
-                        kc[i] = st->kc[l][kv][t][d] = bfr((float)trand(s, -1, 1));
-                        vc[i] = st->vc[l][kv][t][d] = bfr((float)trand(s, -1, 1));
+                        kc[i] = st->kc[l][t][kv * HD + d] = bfr((float)trand(s, -1, 1));
+                        vc[i] = st->vc[l][t][kv * HD + d] = bfr((float)trand(s, -1, 1));
                     } else {
                         kc[i] = vc[i] = NAN;
                     }
@@ -408,26 +429,58 @@ static void decode_matches_the_reference(void **state)
     uint64_t s = 0x5eed1a3a + (uint64_t)time(NULL);
     model_new(&M, &s);
     start_tok = (int)trand(&s, 0, V) % V;
-    decode_against_reference(defs, start_tok, 0, STEPS, tokens, &s);
+    decode_against_reference(defs_with(NULL), start_tok, 0, STEPS, tokens, &s);
 }
 
-/* From a random position in [600, CTX - LONG_STEPS) over a random cache,
- * with the graph's attention grid (splits of 64 positions, one round each)
- * and with 2 blocks per kv head (3 or 4 splits of up to 256 positions, so a
- * block takes two, each in two rounds of loads). */
+/* Steps from a random position over a random cache, in each layout of the
+ * attention (llama.cuh, LlAttn::layout): a cache that fits one block's
+ * shared memory (AR positions, by default 16384 / HD) is one split; past
+ * that, the graph's grid cuts it into splits of S = 64 combined by the last
+ * block; with 2 blocks per kv head (AS=2) each block takes two splits of up
+ * to AR in turn, the second copied in after the wait; with rooms of 16
+ * positions, dozens of splits a block. */
+static void attention_layouts(uint64_t *s)
+{
+    static const struct {
+        int lo, hi;
+        const char *const d[4];
+        const char *what;
+    } cases[] = {
+        {100, 120, {NULL}, "one split of one block (the cache fits AR)"},
+        {600, CTX - LONG_STEPS, {NULL}, "the graph's grid: splits of S, combined"},
+        {600, CTX - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn"},
+        {600, CTX - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},
+         "2 blocks per kv head, rooms of 16: dozens of splits each"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int p0 = cases[i].lo + (int)trand(s, 0, cases[i].hi - cases[i].lo);
+        const int start = (int)trand(s, 0, V) % V;
+        int toks[LONG_STEPS];
+        print_message("HD %d, from pos %d: %s\n", HD, p0, cases[i].what);
+        decode_against_reference(defs_with(cases[i].d), start, p0, LONG_STEPS, toks, s);
+    }
+}
+
 static void decode_at_a_long_position(void **state)
 {
     (void)state;
     /* spread: xorshift's first draw from nearby seeds barely differs */
     uint64_t s = (0x10a9 + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
-    for (int pass = 0; pass < 2; pass++) {
-        const int p0 = 600 + (int)trand(&s, 0, CTX - LONG_STEPS - 600);
-        const int start = (int)trand(&s, 0, V) % V;
-        int toks[LONG_STEPS];
-        print_message("from pos %d, %s\n", p0, pass ? "AS=2" : "the graph's grid");
-        decode_against_reference(pass ? defs_as2 : defs, start, p0, LONG_STEPS,
-                                 toks, &s);
-    }
+    attention_layouts(&s);
+}
+
+/* Heads of 128 (the 8B shape's HD: 16 lanes a position, two positions a
+ * warp): from position 0, then in every layout of the attention. */
+static void decode_heads_of_128(void **state)
+{
+    (void)state;
+    uint64_t s = (0x128d + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
+    NH = 2, NKV = 1, HD = 128;
+    int toks[STEPS];
+    decode_against_reference(defs_with(NULL), (int)trand(&s, 0, V) % V, 0, STEPS,
+                             toks, &s);
+    attention_layouts(&s);
+    NH = 4, NKV = 2, HD = 64;
 }
 
 /* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention
@@ -458,14 +511,8 @@ static void decode_a_batch(void **state)
         const int nb = cases[i].nb;
         char bdef[16];
         snprintf(bdef, sizeof bdef, "B=%d", nb);
-        const char *d[16];
-        size_t n = 0;
-        for (; defs[n]; n++)
-            d[n] = defs[n];
-        d[n++] = bdef;
-        if (cases[i].def)
-            d[n++] = cases[i].def;
-        d[n] = NULL;
+        const char *const extra[] = {bdef, cases[i].def, NULL};
+        const char *const *d = defs_with(extra);
         print_message("batch of %d, %s\n", nb, cases[i].what);
         cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
         expect_gemvs(g, cases[i].batch);
@@ -508,13 +555,8 @@ static void generate_equals_the_step_replayed(void **state)
         const int eos = pass ? tokens[2] : -1;
         char eosdef[32];
         snprintf(eosdef, sizeof eosdef, "EOS=%d", eos);
-        const char *d[16];
-        size_t n = 0;
-        for (; gdefs[n]; n++)
-            d[n] = gdefs[n];
-        d[n++] = eosdef;
-        d[n] = NULL;
-        cudag_graph *g = load_graph("graphs/llama_generate.yaml", d);
+        const char *const extra[] = {"N=6", eosdef, NULL};
+        cudag_graph *g = load_graph("graphs/llama_generate.yaml", defs_with(extra));
         cudag_exec *x = gpu_instantiate(g, 0, NULL);
         /* The start token of the decode test: the step's first input. */
         load_weights(x, &M, start_tok); /* decode's start token */
@@ -552,6 +594,7 @@ int main(void)
         cmocka_unit_test(decode_matches_the_reference),
         cmocka_unit_test(decode_at_a_long_position),
         cmocka_unit_test(decode_a_batch),
+        cmocka_unit_test(decode_heads_of_128),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
