@@ -873,6 +873,8 @@ struct LlAttn {
         a.so = a.sq + G * HD;
         a.sm = a.so + LL_AW * G * HD;
         a.sl = a.sm + LL_AW * G;
+        /* 16-byte aligned for cp.async: 4 * G * (9 * HD + 16) bytes precede
+         * it, HD a multiple of 8. */
         a.ks = reinterpret_cast<bf16 *>(a.sl + LL_AW * G);
         a.vs = a.ks + a.R * HD;
         return a;
@@ -1154,8 +1156,8 @@ struct LlAttn {
 
     __device__ __forceinline__ bool valid(int R) const
     {
-        return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 16 && S <= R &&
-               blockDim.x <= 32 * LL_AW;
+        return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 1 && S <= R &&
+               blockDim.x % 32 == 0 && blockDim.x <= 32 * LL_AW;
     }
 
     /* The kernel llama_attn_bf16: block (x, kv, b) is slot x of gridDim.x. */
