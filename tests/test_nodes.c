@@ -443,6 +443,56 @@ static void nodes_kernel_pick_in_child_graph_and_source(void **state)
     assert_int_equal(trm_tree(dir), 0);
 }
 
+/* Parameter names from source: an unnamed parameter has none (and agrees
+ * with any name), one declared as p0 has that name, though the unnamed one
+ * is called p0 too. */
+static void nodes_kernel_pick_names_from_source(void **state)
+{
+    (void)state;
+    const char *dir = tmkdir("pickn");
+    twrite(dir, "k.cu",
+           "extern \"C\" __global__ void unnamed(float *, long long n) {}\n"
+           "extern \"C\" __global__ void named_p0(float *p0, long long n) {}\n"
+           "extern \"C\" __global__ void named_x(float *x, long long n) {}\n");
+    static const struct {
+        const char *from;
+        int rc;
+    } cases[] = {
+        {"[unnamed, named_x]", CUDAG_OK},
+        {"[unnamed, named_p0]", CUDAG_OK},
+        {"[named_p0, named_x]", CUDAG_ETYPE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32], top[4096], yaml[1024];
+        snprintf(name, sizeof name, "top%zu.yaml", i);
+        snprintf(top, sizeof top, "%s/%s", dir, name);
+        snprintf(yaml, sizeof yaml,
+                 "cudag: 1\n"
+                 "modules: { m: k.cu }\n"
+                 "buffers:\n"
+                 "  x: { type: f32, count: 64 }\n"
+                 "nodes:\n"
+                 "  o: {kernel: {pick: 0, from: %s}, grid: 1, block: 32,\n"
+                 "      args: [x, 64]}\n",
+                 cases[i].from);
+        twrite(dir, name, yaml);
+        tdiag td;
+        cudag_options o = topts(&td, NULL);
+        cudag_graph *g = NULL;
+        const int rc = cudag_load_file(top, &o, &g, NULL);
+        if (rc != cases[i].rc)
+            print_error("%s: %s\n", cases[i].from, td.text);
+        assert_int_equal(rc, cases[i].rc);
+        if (rc == CUDAG_OK)
+            cudag_graph_destroy(g);
+        else
+            assert_non_null(strstr(td.text, "6:42: error: kernel 'named_x' takes "
+                                            "(x: ptr, n: i64) but 'named_p0' takes "
+                                            "(p0: ptr, n: i64)"));
+    }
+    assert_int_equal(trm_tree(dir), 0);
+}
+
 /* Loads yaml, which must fail with unknown names, into td's diagnostics. */
 static void load_unknown(tdiag *td, const char *yaml)
 {
@@ -573,6 +623,7 @@ int main(void)
         cmocka_unit_test(nodes_named_args_follow_the_signature),
         cmocka_unit_test(nodes_kernel_pick_by_variable_define_and_index),
         cmocka_unit_test(nodes_kernel_pick_in_child_graph_and_source),
+        cmocka_unit_test(nodes_kernel_pick_names_from_source),
         cmocka_unit_test(nodes_repetition_and_falling_off_the_ends),
         cmocka_unit_test(nodes_groups_nest_and_resolve_inside_out),
         cmocka_unit_test(nodes_wavefront_two_indices),

@@ -331,7 +331,8 @@ int cudag__src_signature(cudag__arena *a, const cudag__src_decls *d,
     out->types = cudag__arena_alloc(a, (n + 1) * sizeof *out->types);
     out->pointee = cudag__arena_alloc(a, (n + 1) * sizeof *out->pointee);
     out->pnames = cudag__arena_alloc(a, (n + 1) * sizeof *out->pnames);
-    if (!out->types || !out->pointee || !out->pnames)
+    out->pnamed = cudag__arena_alloc(a, (n + 1) * sizeof *out->pnamed);
+    if (!out->types || !out->pointee || !out->pnames || !out->pnamed)
         goto oom;
     for (uint32_t i = 0; i < n; i++) {
         const cudag__src_param *p = &k->params[i];
@@ -368,6 +369,7 @@ int cudag__src_signature(cudag__arena *a, const cudag__src_decls *d,
         out->types[i] = t;
         out->pointee[i] = pt;
         out->pnames[i] = p->name ? p->name : cudag__arena_printf(a, "p%u", i);
+        out->pnamed[i] = p->name != NULL;
         if (!out->pnames[i])
             goto oom;
     }

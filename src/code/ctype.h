@@ -19,6 +19,7 @@ typedef struct cudag__src_sig {
     cudag_type *pointee;        /* per pointer: its element type, or NONE
                                    (void*, a struct, a pointer to pointer) */
     const char **pnames;        /* "p3" for an unnamed parameter */
+    bool *pnamed;               /* false for an unnamed parameter */
 } cudag__src_sig;
 
 /*

@@ -272,6 +272,7 @@ int cudag__sig_from_source(cudag_graph *g, cudag__sig *s, const char *expr,
     s->nparams = ss.nparams;
     s->types = ss.types;
     s->pnames = ss.pnames;
+    s->pnamed = ss.pnamed;
     bool typed = false;
     for (uint32_t i = 0; i < ss.nparams; i++)
         typed |= ss.pointee[i] != CUDAG_TYPE_NONE;

@@ -179,8 +179,10 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
                            k->str, n, CUDAG__MAX_ARGS);
     s->types = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *s->types);
     s->pnames = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *s->pnames);
-    if (!s->types || !s->pnames)
+    bool *named = cudag__arena_alloc(&g->arena, (n + 1) * sizeof *named);
+    if (!s->types || !s->pnames || !named)
         return cudag__lerr(lw, CUDAG_ENOMEM, params->pos, "out of memory");
+    s->pnamed = named;
     for (uint32_t i = 0, src = 0; i < n; src++) {
         const cudag__doc *t = map ? params->items[2 * src + 1] : params->items[src];
         const cudag__doc *pn = map ? params->items[2 * src] : NULL;
@@ -210,6 +212,7 @@ static int lower_params(cudag__lower *lw, const cudag__doc *k,
             s->access[i] = (uint8_t)mode;
         s->types[i] = ty;
         s->pnames[i] = pn ? pn->str : cudag__arena_printf(&g->arena, "p%u", i);
+        named[i] = pn != NULL;
         if (!s->pnames[i])
             return cudag__lerr(lw, CUDAG_ENOMEM, t->pos, "out of memory");
         i++;

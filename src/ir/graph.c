@@ -554,8 +554,9 @@ int cudag__add_signature(cudag_graph *g, const char *name, uint32_t mod,
         cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *types);
     const char **names =
         cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *names);
+    bool *named = cudag__arena_alloc(&g->arena, (nparams + 1) * sizeof *named);
     const char *sym = cudag__arena_strdup(&g->arena, symbol ? symbol : name);
-    if (!types || !names || !sym)
+    if (!types || !names || !named || !sym)
         return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
     for (size_t i = 0; i < nparams; i++) {
         if (!cudag_type_name(params[i].type))
@@ -566,6 +567,7 @@ int cudag__add_signature(cudag_graph *g, const char *name, uint32_t mod,
         names[i] = params[i].name
                        ? cudag__arena_strdup(&g->arena, params[i].name)
                        : cudag__arena_printf(&g->arena, "p%zu", i);
+        named[i] = params[i].name != NULL;
         if (!names[i])
             return cudag__fail_at(err, CUDAG_ENOMEM, CUDAG__NOPOS,
                                   "out of memory");
@@ -579,6 +581,7 @@ int cudag__add_signature(cudag_graph *g, const char *name, uint32_t mod,
     s->nparams = (uint32_t)nparams;
     s->types = types;
     s->pnames = names;
+    s->pnamed = named;
     s->pdl = pdl != 0;
     return CUDAG_OK;
 }

@@ -103,6 +103,10 @@ typedef struct cudag__sig {
     uint32_t nparams;
     cudag_type *types;
     const char **pnames;
+    /* Per parameter: whether its declaration named it (pnames holds "p3"
+     * for one that is not: a list of types in `kernels:`, an unnamed
+     * parameter in source or in cudag_declare_kernel).  NULL: none did. */
+    const bool *pnamed;
     /* Per parameter, for a pointer read from source: the element type its
      * buffer must have, NONE where any will do (void*, a declared ptr).
      * NULL when no parameter is typed. */

@@ -294,13 +294,12 @@ static uint32_t lookup_sig(cudag__lower *lw, const cudag__doc *v)
     return s;
 }
 
-/* Parameter i's name in s, or NULL where it has none: a list of types in
- * `kernels:` and an unnamed parameter in source are called "p<i>". */
+/* Parameter i's name in s, or NULL where its declaration gave none (a list
+ * of types in `kernels:`, an unnamed parameter in source: called "p<i>" in
+ * pnames, which a parameter named p0 is too). */
 static const char *param_name(const cudag__sig *s, uint32_t i)
 {
-    char placeholder[16];
-    snprintf(placeholder, sizeof placeholder, "p%u", i);
-    if (!s->pnames || !s->pnames[i] || strcmp(s->pnames[i], placeholder) == 0)
+    if (!s->pnames || !s->pnamed || !s->pnamed[i])
         return NULL;
     return s->pnames[i];
 }
