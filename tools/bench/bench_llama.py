@@ -1283,6 +1283,21 @@ def np_reference_step(d, w, kc, vc, tok, pos):
     return rms(x, w["final_norm"]) @ w["embed"].T
 
 
+def compile_estimate(which, L, B, took):
+    """Seconds one torch.compile variant of a configuration (L layers, batch
+    B) is expected to take: a rough cost (H100), or, once a configuration of
+    it ran, that one's time scaled by layers and batch, whichever is more.
+    took[which] = (seconds, L, B) of the one that ran.  The rough cost alone
+    let 1B batch 8 start with 81 s of the budget left and take 137 (H100,
+    2026-11-26): where dynamo cannot keep the window dynamic, every length
+    compiles its own."""
+    est = (60 if which == "plain" else 90) * L / 16 + 20
+    if which in took:
+        t0, L0, B0 = took[which]
+        est = max(est, t0 * L / L0 * (2 if B > 1 and B0 == 1 else 1))
+    return est
+
+
 def self_test():
     """The plain step against NumPy and (where importable) transformers,
     the cache handling for transformers, the comparison and the table, on
@@ -1436,6 +1451,15 @@ def self_test():
            "--quick: 1b, batch 1, no compilation")
     a = parse(["--compile", "plain", "--no-hf"])
     expect(a.compile == {"plain"}, "--compile plain")
+    expect(compile_estimate("plain", 16, 1, {}) == 80
+           and compile_estimate("hf", 32, 8, {}) == 200,
+           "compile estimate: the rough cost before any ran")
+    took = {"plain": (70.0, 16, 1)}
+    expect(compile_estimate("plain", 16, 8, took) == 140
+           and compile_estimate("plain", 32, 1, took) == 140
+           and compile_estimate("plain", 32, 8, took) == 280
+           and compile_estimate("hf", 16, 1, took) == 110,
+           "compile estimate: scaled from the one that ran, never below the rough cost")
     print(f"{len(fails)} failed" if fails else "self-test passed")
     return 1 if fails else 0
 
@@ -1573,6 +1597,7 @@ def main(argv=None):
                 empty_cache()
                 write(res, a)
         # Second pass: torch.compile, the most telling configurations first.
+        took = {}
         for shape, B in a.compile_configs:
             row = rows.get((shape, B))
             if row is None:
@@ -1580,8 +1605,7 @@ def main(argv=None):
             for which in ("plain", "hf"):
                 if which not in a.compile:
                     continue
-                est = (60 if which == "plain" else 90) * \
-                    SHAPES[shape]["L"] / 16 + 20
+                est = compile_estimate(which, SHAPES[shape]["L"], B, took)
                 if time.monotonic() + est > deadline:
                     row["skipped"].append(
                         f"torch.compile ({which}): not run, about {est:.0f} s "
@@ -1591,6 +1615,7 @@ def main(argv=None):
                     continue
                 log(f"== torch.compile ({which}): {shape} B={B}")
                 c = None
+                t0 = time.monotonic()
                 try:
                     c = Config(a, shape, B, bw, row)
                     run_compile(c, which)
@@ -1603,6 +1628,8 @@ def main(argv=None):
                     torch._dynamo.reset()
                     empty_cache()
                     write(res, a)
+                    took.setdefault(which, (time.monotonic() - t0,
+                                            SHAPES[shape]["L"], B))
     finally:
         write(res, a)
         print(table(res))
