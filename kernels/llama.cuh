@@ -881,10 +881,11 @@ struct LlAttn {
     }
 
     /* The keys and values of positions [lo, hi) of (b, kv) copied into
-     * rows t - t0 of ks and vs; one commit group. */
-    __device__ __forceinline__ void stage(bf16 *ks, bf16 *vs, long long base, int t0,
+     * rows t - t0 of a.ks and a.vs; one commit group. */
+    __device__ __forceinline__ void stage(const LlAttnSmem &a, int b, int kv, int t0,
                                           int lo, int hi) const
     {
+        const long long base = ((long long)b * NKV + kv) * CTX * HD;
         const int cpr = HD / 8; /* 16-byte chunks per row */
         const int nc = hi > lo ? (hi - lo) * cpr : 0;
         for (int c = threadIdx.x; c < 2 * nc; c += blockDim.x) {
@@ -892,7 +893,7 @@ struct LlAttn {
             const int cc = isv ? c - nc : c;
             const int t = lo + cc / cpr, ch = cc % cpr;
             const long long off = base + (long long)t * HD + ch * 8;
-            ll_cp16((isv ? vs : ks) + (t - t0) * HD + ch * 8, (isv ? vc : kc) + off);
+            ll_cp16((isv ? a.vs : a.ks) + (t - t0) * HD + ch * 8, (isv ? vc : kc) + off);
         }
         ll_cp_commit();
     }
@@ -1057,13 +1058,12 @@ struct LlAttn {
     __device__ __forceinline__ void first_stage(const LlAttnSmem &a, int b, int kv, int xs,
                                                 int p, int n, int per, bool before) const
     {
-        const long long base = ((long long)b * NKV + kv) * CTX * HD;
         const int t0 = xs * per, t1 = t0 + per < n ? t0 + per : n;
         const int mine = p < CTX ? p : n; /* first position written upstream */
         if (before)
-            stage(a.ks, a.vs, base, t0, t0, t1 < mine ? t1 : mine);
+            stage(a, b, kv, t0, t0, t1 < mine ? t1 : mine);
         else
-            stage(a.ks, a.vs, base, t0, mine > t0 ? mine : t0, t1);
+            stage(a, b, kv, t0, mine > t0 ? mine : t0, t1);
     }
 
     /* After griddepcontrol.wait, by block slot xs of nblk for (b, kv), with
@@ -1075,14 +1075,13 @@ struct LlAttn {
     {
         const int G = NH / NKV;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-        const long long base = ((long long)b * NKV + kv) * CTX * HD;
         first_stage(a, b, kv, xs, p, n, per, false);
         for (int e = tid; e < G * HD; e += blockDim.x)
             a.sq[e] = __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
         for (int split = xs; split < nact; split += nblk) {
             const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
             if (split != xs)
-                stage(a.ks, a.vs, base, s0, s0, s1);
+                stage(a, b, kv, s0, s0, s1);
             ll_cp_wait_all();
             __syncthreads();
             split_part(a, b, kv, split, s0, s1, nact == 1);
