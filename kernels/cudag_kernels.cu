@@ -277,6 +277,7 @@ LL_GATEUP(LL_CFG_GU, llama_gateup_batch_bf16, ll_runb)
     }
 LL_RES(LL_CFG_RES, llama_res_bf16, ll_run1)
 LL_RES(LL_CFG_RES_BATCH, llama_res_batch_bf16, ll_runb)
+LL_RES(LL_CFG_RES_M2, llama_res_m2_bf16, ll_run1)
 
 /* logits = RMSNorm(x) . w^T (the LM head, tied embedding) */
 #define LL_HEAD(C, NAME, RUN)                                                  \

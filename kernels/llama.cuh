@@ -256,6 +256,12 @@ typedef LlCfg<1, 4, 4, 1, 256, 2, 16384, true, true, 1, 8> LlCfgDb4B8;
  * in flight, not pipelined): the configuration of the output and down
  * projections' batch kernel (LL_CFG_RES_BATCH). */
 typedef LlCfg<1, 8, 4, 2, 512, 1, 16384, true, false, 1, 8, false> LlCfgKs2w16B8;
+/* KS2W16 in two blocks per SM (64 registers), 4 chunks per row in flight:
+ * batch 1's output and down projections at the 8B shapes (H >= 4096; the
+ * graph's KR), where it made the step 1.7 % faster at KV 8 192 (7 001 ->
+ * 6 880 us) and 0.1 % at KV 128, while at 1B it made it 1.9 % slower
+ * (1 112 -> 1 132; H100, 2026-11-26, A/Bs in one call each). */
+typedef LlCfg<1, 4, 2, 2, 512, 2, 16384, true, false> LlCfgKs2w16M2;
 
 /* The configuration of each GEMV kernel: one line to change after a sweep
  * (then the block and grid of the kernel in graphs/llama/step.yaml: block a
@@ -274,6 +280,9 @@ typedef LlCfg<1, 8, 4, 2, 512, 1, 16384, true, false, 1, 8, false> LlCfgKs2w16B8
 #endif
 #ifndef LL_CFG_RES_BATCH
 #define LL_CFG_RES_BATCH LlCfgKs2w16B8
+#endif
+#ifndef LL_CFG_RES_M2
+#define LL_CFG_RES_M2 LlCfgKs2w16M2
 #endif
 
 /* Shared memory of one GEMV block. */
@@ -523,6 +532,11 @@ template <class C, class Body>
 __device__ __forceinline__ void ll_runb(const Body &body, float eps)
 {
     __shared__ LlSmem<C> sm;
+    /* More rows than the bodies hold sums for would write past sm's arrays:
+     * the launch fails instead of computing garbage (a graph cannot check a
+     * kernel's limits before it runs). */
+    if (body.B > LL_MAXB)
+        __trap();
     if constexpr (C::BB == LL_MAXB)
         ll_gemv_grid<C, C::PB, LL_MAXB, C::UB, C::DBB>(body, body.B, eps, sm);
     else if (body.B <= C::BB)
@@ -1165,11 +1179,12 @@ struct LlAttn {
         extern __shared__ uint4 ll_dyn[];
         const LlAttnSmem a = smem(reinterpret_cast<unsigned char *>(ll_dyn));
         const int kv = blockIdx.y, b = blockIdx.z, R = a.R;
-        if (!valid(R)) {
-            pdl_wait();
-            pdl_launch_dependents();
-            return;
-        }
+        /* Too little shared memory for S positions, too many query heads
+         * per kv head, heads too long, or a block of more than LL_AW warps
+         * or of a partial one: the launch fails, where returning would leave
+         * out unwritten. */
+        if (!valid(R))
+            __trap();
         const int p = pos[0];
         int n, per, nact;
         layout(p, (int)gridDim.x, R, n, per, nact);

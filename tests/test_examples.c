@@ -1,5 +1,6 @@
 /* test_examples.c — every graph in graphs/ passes the checker with no
- * warning, plans, and its DOT renders with Graphviz (where installed). */
+ * warning, plans, and its DOT renders with Graphviz (where installed); the
+ * Llama step's kernels picked by its shapes. */
 #include "common.h"
 
 #include <dirent.h>
@@ -65,10 +66,65 @@ static void examples_check_plan_and_render(void **state)
     }
 }
 
+/* The count of kernel nodes named kernel in a DOT text. */
+static int launches(const char *dot, const char *kernel)
+{
+    char want[128];
+    snprintf(want, sizeof want, "\\n%s\\n", kernel);
+    int n = 0;
+    for (const char *p = strstr(dot, want); p; p = strstr(p + 1, want))
+        n++;
+    return n;
+}
+
+/* The Llama step picks its GEMV kernels by the shapes (graphs/llama/step.yaml,
+ * KB and KR): batch 1's or the batch ones by B, and at batch 1 with H >= 4096
+ * (the 8B shapes) the output and down projections' kernel of two blocks per
+ * SM; every layer's two projections take the one picked. */
+static void llama_picks_its_kernels_by_shape(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *d[8];
+        int L;
+        const char *qkv, *res;
+    } cases[] = {
+        {{NULL}, 16, "llama_qkv_bf16", "llama_res_bf16"},
+        {{"B=8", NULL}, 16, "llama_qkv_batch_bf16", "llama_res_batch_bf16"},
+        {{"L=32", "H=4096", "F=14336", "HD=128", "ROPE_FACTOR=8", NULL}, 32,
+         "llama_qkv_bf16", "llama_res_m2_bf16"},
+        {{"L=32", "H=4096", "F=14336", "HD=128", "ROPE_FACTOR=8", "B=8", NULL}, 32,
+         "llama_qkv_batch_bf16", "llama_res_batch_bf16"},
+        {{"L=32", "H=4096", "F=14336", "HD=128", "KR=0", NULL}, 32, "llama_qkv_bf16",
+         "llama_res_bf16"},
+    };
+    static const char *const res[] = {"llama_res_bf16", "llama_res_batch_bf16",
+                                      "llama_res_m2_bf16"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tdiag td;
+        cudag_options o = topts(&td, cases[i].d);
+        cudag_graph *g;
+        cudag_error err;
+        int rc = cudag_load_file(tsrc("graphs/llama_decode.yaml"), &o, &g, &err);
+        if (rc != CUDAG_OK)
+            print_error("%s\n", td.text);
+        assert_int_equal(rc, CUDAG_OK);
+        char *dot;
+        assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+        assert_int_equal(launches(dot, cases[i].qkv), cases[i].L);
+        for (size_t k = 0; k < sizeof res / sizeof res[0]; k++)
+            assert_int_equal(launches(dot, res[k]),
+                             strcmp(res[k], cases[i].res) ? 0 : 2 * cases[i].L);
+        cudag_free(dot);
+        cudag_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(examples_check_plan_and_render),
+        cmocka_unit_test(llama_picks_its_kernels_by_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

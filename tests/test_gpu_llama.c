@@ -1,5 +1,5 @@
 /* test_gpu_llama.c — graphs/llama_decode.yaml and llama_generate.yaml at a
- * small shape (L=2 H=256 F=512 NH=4 NKV=2 HD=64 V=1000 CTX=1024) against a CPU
+ * small shape (L=2 H=256 F=512 NH=4 NKV=2 HD=64 V=1000 CTX=4352) against a CPU
  * reference of the step (LLAMA_CONTRACT semantics: f32 math, bf16 rounding
  * where Hugging Face rounds), token for token over several steps from a start
  * token, logits within bf16 tolerance; fresh random weights, the KV cache and
@@ -7,13 +7,15 @@
  * shows.  The same from random positions over a random cache, in each
  * layout of the attention: a cache one block holds, the graph's splits
  * combined, 2 blocks per kv head (AS=2) taking splits in turn, rooms of 16
- * positions (dozens of splits a block); and all of it again at heads of 128
+ * positions (dozens of splits a block; past 4 096 positions, more splits
+ * than the combine can hold in shared memory); and all of it again at heads of 128
  * (NH=2 NKV=1 HD=128, the 8B shape's HD).  Then
  * generate.yaml's tokens equal the step replayed, and an EOS id stops it
  * early.  Batches of 3 and 11 sequences, each row against its own reference,
  * with the GEMVs' input rows staged in static and in dynamic shared memory,
  * and each GEMV kernel (batch 1's, the batch one) at the batch the graph
- * would not pick it for.
+ * would not pick it for, and the output and down projections' kernel of the
+ * 8B shapes (two blocks per SM) at batch 1 and 3.
  * Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
 
@@ -24,9 +26,9 @@
 /* The heads: NH * HD = QW query and NKV * HD = KVW key columns, so that
  * the same buffers serve heads of 64 (NH=4 NKV=2, the 1B shape's HD) and of
  * 128 (NH=2 NKV=1, the 8B shape's). */
-enum { L = 2, H = 256, F = 512, QW = 256, KVW = 128, V = 1000, CTX = 1024,
+enum { L = 2, H = 256, F = 512, QW = 256, KVW = 128, V = 1000, CTX = 4352,
        NQKV = QW + 2 * KVW, STEPS = 8, GEN = 6, LONG_STEPS = 3,
-       BATCH_STEPS = 3 };
+       BATCH_STEPS = 3, MID = 1024 };
 static int NH = 4, NKV = 2, HD = 64;
 
 /* The graph's -D list: the shape, the heads of the moment, then extra
@@ -35,7 +37,7 @@ static const char *const *defs_with(const char *const *extra)
 {
     static char heads[3][16];
     static const char *d[24];
-    static const char *const base[] = {"L=2", "H=256", "F=512", "V=1000", "CTX=1024"};
+    static const char *const base[] = {"L=2", "H=256", "F=512", "V=1000", "CTX=4352"};
     size_t n = 0;
     for (; n < sizeof base / sizeof base[0]; n++)
         d[n] = base[n];
@@ -367,20 +369,27 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
 }
 
 /* The graph launches the GEMV kernels with the batch bodies (batch) or
- * those with batch 1's (!batch), every one of them: what `cudag dot` names. */
-static void expect_gemvs(const cudag_graph *g, bool batch)
+ * those with batch 1's (!batch), every one of them, but the output and down
+ * projections' when res names their form ("_m2": batch 1's body in two
+ * blocks per SM): what `cudag dot` names. */
+static void expect_gemvs(const cudag_graph *g, bool batch, const char *res)
 {
     static const char *const base[] = {"llama_qkv", "llama_gateup",
                                        "llama_res", "llama_head"};
+    static const char *const forms[] = {"", "_batch", "_m2"};
     char *dot = NULL;
     cudag_error e;
     gpu_ok(cudag_dot(g, 0, &dot, &e), &e, "dot");
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-        char one[64], other[64];
-        snprintf(one, sizeof one, "\\n%s_bf16\\n", base[i]);
-        snprintf(other, sizeof other, "\\n%s_batch_bf16\\n", base[i]);
-        assert_non_null(strstr(dot, batch ? other : one));
-        assert_null(strstr(dot, batch ? one : other));
+        const char *want = res && i == 2 ? res : batch ? "_batch" : "";
+        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+            char name[64];
+            snprintf(name, sizeof name, "\\n%s%s_bf16\\n", base[i], forms[f]);
+            if (!strcmp(forms[f], want))
+                assert_non_null(strstr(dot, name));
+            else
+                assert_null(strstr(dot, name));
+        }
     }
     cudag_free(dot);
 }
@@ -395,7 +404,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
                                      int steps, int *toks, uint64_t *s)
 {
     cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
-    expect_gemvs(g, false);
+    expect_gemvs(g, false, NULL);
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     load_weights(x, &M, start);
     refstate *st = calloc(1, sizeof *st);
@@ -438,25 +447,38 @@ static void decode_matches_the_reference(void **state)
  * that, the graph's grid cuts it into splits of S = 64 combined by the last
  * block; with 2 blocks per kv head (AS=2) each block takes two splits of up
  * to AR in turn, the second copied in after the wait; with rooms of 16
- * positions, dozens of splits a block. */
+ * positions, dozens of splits a block, and past 4 096 positions more splits
+ * than the combine holds in shared memory at HD 64 (its other path). */
 static void attention_layouts(uint64_t *s)
 {
     static const struct {
         int lo, hi;
         const char *const d[4];
         const char *what;
+        bool spill; /* more splits than the combine holds, at HD 64 */
     } cases[] = {
-        {100, 120, {NULL}, "one split of one block (the cache fits AR)"},
-        {600, CTX - LONG_STEPS, {NULL}, "the graph's grid: splits of S, combined"},
-        {600, CTX - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn"},
-        {600, CTX - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},
-         "2 blocks per kv head, rooms of 16: dozens of splits each"},
+        {100, 120, {NULL}, "one split of one block (the cache fits AR)", false},
+        {600, MID - LONG_STEPS, {NULL}, "the graph's grid: splits of S, combined", false},
+        {600, MID - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn",
+         false},
+        {600, MID - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},
+         "2 blocks per kv head, rooms of 16: dozens of splits each", false},
+        {4200, CTX - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},
+         "2 blocks per kv head, rooms of 16: 263 splits and more", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int p0 = cases[i].lo + (int)trand(s, 0, cases[i].hi - cases[i].lo);
         const int start = (int)trand(s, 0, V) % V;
         int toks[LONG_STEPS];
-        print_message("HD %d, from pos %d: %s\n", HD, p0, cases[i].what);
+        /* The combine loads every split's max and sum into the freed keys'
+         * room when 2 * G * splits floats fit its R * HD floats
+         * (LlAttn::finish), else it reads them per output element: the
+         * last case's at HD 64 (AR = R = 16, splits of 16). */
+        const bool spill = cases[i].spill && HD == 64;
+        if (spill)
+            assert_true(2 * (NH / NKV) * ((p0 + 16) / 16) > 16 * HD);
+        print_message("HD %d, from pos %d: %s%s\n", HD, p0, cases[i].what,
+                      spill ? " (the combine reads the splits per element)" : "");
         decode_against_reference(defs_with(cases[i].d), start, p0, LONG_STEPS, toks, s);
     }
 }
@@ -489,8 +511,9 @@ static void decode_heads_of_128(void **state)
  * rows staged in their own shared memory, then (SA=0) in the nodes' dynamic
  * shared memory, the path of batches of long rows (8B at batch 8).  Then
  * the GEMV kernel the graph does not pick for the batch (KB): batch 1's
- * kernels at a batch of 3 (their fallback body behind a call), and the
- * batch kernels at batch 1. */
+ * kernels at a batch of 3 (a row at a time), and the batch kernels at batch
+ * 1; and the output and down projections the graph picks at H >= 4096
+ * (KR=2, batch 1's body in two blocks per SM), at batch 1 and 3. */
 static void decode_a_batch(void **state)
 {
     (void)state;
@@ -499,13 +522,17 @@ static void decode_a_batch(void **state)
         int nb;
         const char *def, *what;
         bool batch; /* the graph launches the batch GEMV kernels */
+        const char *res; /* the output and down projections' form, if not batch's */
     } cases[] = {
-        {3, NULL, "rows staged in the kernels' own shared memory", true},
-        {11, NULL, "rows staged in the kernels' own shared memory", true},
-        {3, "SA=0", "rows staged in dynamic shared memory", true},
-        {11, "SA=0", "rows staged in dynamic shared memory", true},
-        {3, "KB=0", "batch 1's GEMV kernels, a row at a time", false},
-        {1, "KB=1", "the batch GEMV kernels", true},
+        {3, NULL, "rows staged in the kernels' own shared memory", true, NULL},
+        {11, NULL, "rows staged in the kernels' own shared memory", true, NULL},
+        {3, "SA=0", "rows staged in dynamic shared memory", true, NULL},
+        {11, "SA=0", "rows staged in dynamic shared memory", true, NULL},
+        {3, "KB=0", "batch 1's GEMV kernels, a row at a time", false, NULL},
+        {1, "KB=1", "the batch GEMV kernels", true, NULL},
+        {1, "KR=2", "the 8B shapes' output and down projections", false, "_m2"},
+        {3, "KR=2", "the 8B shapes' output and down projections, a row at a time",
+         true, "_m2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int nb = cases[i].nb;
@@ -515,7 +542,7 @@ static void decode_a_batch(void **state)
         const char *const *d = defs_with(extra);
         print_message("batch of %d, %s\n", nb, cases[i].what);
         cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
-        expect_gemvs(g, cases[i].batch);
+        expect_gemvs(g, cases[i].batch, cases[i].res);
         cudag_exec *x = gpu_instantiate(g, 0, NULL);
         int start[16], gt[16];
         refstate *st = calloc((size_t)nb, sizeof *st);
