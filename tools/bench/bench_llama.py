@@ -1286,15 +1286,16 @@ def np_reference_step(d, w, kc, vc, tok, pos):
 def compile_estimate(which, L, B, took):
     """Seconds one torch.compile variant of a configuration (L layers, batch
     B) is expected to take: a rough cost (H100), or, once a configuration of
-    it ran, that one's time scaled by layers and batch, whichever is more.
+    it ran, that one's time scaled by layers, whichever is more.
     took[which] = (seconds, L, B) of the one that ran.  The rough cost alone
     let 1B batch 8 start with 81 s of the budget left and take 137 (H100,
     2026-11-26): where dynamo cannot keep the window dynamic, every length
-    compiles its own."""
+    compiles its own.  The batch does not lengthen it (1B: 150 s at batch 1,
+    137 at batch 8, the same day), so it is not scaled by B."""
     est = (60 if which == "plain" else 90) * L / 16 + 20
     if which in took:
         t0, L0, B0 = took[which]
-        est = max(est, t0 * L / L0 * (2 if B > 1 and B0 == 1 else 1))
+        est = max(est, t0 * L / L0)
     return est
 
 
@@ -1455,9 +1456,10 @@ def self_test():
            and compile_estimate("hf", 32, 8, {}) == 200,
            "compile estimate: the rough cost before any ran")
     took = {"plain": (70.0, 16, 1)}
-    expect(compile_estimate("plain", 16, 8, took) == 140
+    expect(compile_estimate("plain", 16, 8, took) == 80
            and compile_estimate("plain", 32, 1, took) == 140
-           and compile_estimate("plain", 32, 8, took) == 280
+           and compile_estimate("plain", 32, 8, took) == 140
+           and compile_estimate("plain", 16, 8, {"plain": (150.0, 16, 1)}) == 150
            and compile_estimate("hf", 16, 1, took) == 110,
            "compile estimate: scaled from the one that ran, never below the rough cost")
     print(f"{len(fails)} failed" if fails else "self-test passed")
@@ -1477,7 +1479,10 @@ def parse(argv=None):
                     help="KV lengths; the first is the token loops' start")
     ap.add_argument("--compile", default="plain,hf",
                     help="which torch.compile variants: plain, hf, both, none")
-    ap.add_argument("--compile-configs", default="1b:1,8b:1,1b:8,8b:8",
+    # 1B batch 8 before 8B: there the compiled and captured step is faster
+    # than cudag's, the comparison a reader most needs, and it compiles in
+    # half 8B's time.
+    ap.add_argument("--compile-configs", default="1b:1,1b:8,8b:1,8b:8",
                     help="shape:batch pairs to compile for, in this order, "
                     "while the budget lasts")
     ap.add_argument("--no-hf", action="store_true", help="leave transformers out")
