@@ -22,13 +22,13 @@
  *  >= 90 % of the device-to-device copy bandwidth at batch 1.
  *
  *  llama_attn   split-KV (flash-decoding) attention for GQA: a cache that
- *               fits one block's shared memory is one block's split, written
- *               straight to the output; a longer one the blocks of (kv head,
- *               batch b) cut into splits sized at run time so the grid
- *               covers them in one pass, score each split for the NH/NKV
- *               query heads sharing the kv head, write (o, max, sum)
- *               partials, and the last block of (b, kv head) to finish (an
- *               atomic counter it resets) combines them.
+ *               fits one block's shared memory, up to 128 positions, is one
+ *               block's split, written straight to the output; a longer one
+ *               the blocks of (kv head, batch b) cut into splits sized at
+ *               run time so the grid covers them in one pass, score each
+ *               split for the NH/NKV query heads sharing the kv head, write
+ *               (o, max, sum) partials, and the last block of (b, kv head)
+ *               to finish (an atomic counter it resets) combines them.
  *  llama_argmax greedy next token over V logits (lowest index on ties): each
  *               block reduces a strided slice, the last block reduces the
  *               partials, writes tok and advances pos.
@@ -765,6 +765,13 @@ template <bool RES> struct LlRows {
 
 #define LL_AW 8 /* warps of an attention block (its most threads: 32 * LL_AW) */
 #define LL_AJ 4 /* positions a lane group scores before it updates its softmax */
+/* The most positions one block takes whole (no partials, no combine), when
+ * its room holds them.  Past 128 the blocks' splits and their combine are
+ * faster than one block's warps walking the cache: 1B at KV 160-255 1 111 -
+ * 1 125 us a step with one block up to 256, 1 101 - 1 111 with this, the
+ * same at KV 128, and the device loop from 128 (positions 128-255) 1 127
+ * -> 1 111 us a token (H100, 2026-11-26, A/B in one call, each twice). */
+#define LL_ONE 128
 
 /* Partials: per (b, head, split) HD floats of o (relative to its max), then
  * the max and the sum of exponentials; cdiv(CTX, S) splits of room per
@@ -772,9 +779,9 @@ template <bool RES> struct LlRows {
  * for every length); the split length is chosen from pos at run time.  A
  * block holds one split's keys and values in the node's dynamic shared
  * memory (R positions: its bytes over HD * 4, at most LL_MAXS), so a cache
- * of up to R positions is one split of one block, written straight to out:
- * no partials, no counter, no combine (each an L2 round trip on the
- * critical path).  Longer caches take the fewest positions that let the
+ * of up to R positions, and at most LL_ONE, is one split of one block,
+ * written straight to out: no partials, no counter, no combine (each an L2
+ * round trip on the critical path).  Longer caches take the fewest positions that let the
  * grid cover 0..pos in one pass, at least S (so the splits fit their room)
  * and at most R; past that, blocks take several splits in turn.  A grid
  * sized by CTX instead (one block per S positions) spent most of a short
@@ -1052,13 +1059,13 @@ struct LlAttn {
 
     /* Positions 0..n-1 this step attends to (p: pos[0]), in nact splits of
      * per positions for nblk blocks per (b, kv): all in one split when they
-     * fit a block's room R; else a multiple of 16 in [S, R], the fewest
-     * that cover n in one pass of the blocks. */
+     * fit a block's room R and are at most LL_ONE; else a multiple of 16 in
+     * [S, R], the fewest that cover n in one pass of the blocks. */
     __device__ __forceinline__ void layout(int p, int nblk, int R, int &n, int &per,
                                            int &nact) const
     {
         n = p + 1 < CTX ? p + 1 : CTX;
-        if (n <= R) {
+        if (n <= R && n <= LL_ONE) {
             per = n, nact = 1;
             return;
         }

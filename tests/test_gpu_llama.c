@@ -443,9 +443,10 @@ static void decode_matches_the_reference(void **state)
 
 /* Steps from a random position over a random cache, in each layout of the
  * attention (llama.cuh, LlAttn::layout): a cache that fits one block's
- * shared memory (AR positions, by default 16384 / HD) is one split; past
- * that, the graph's grid cuts it into splits of S = 64 combined by the last
- * block; with 2 blocks per kv head (AS=2) each block takes two splits of up
+ * shared memory (AR positions, by default 16384 / HD) and 128 positions
+ * (LL_ONE) is one split; past that, the graph's grid cuts it into splits of
+ * S = 64 combined by the last block (from 129 positions on at HD 64, where
+ * the room would hold 256); with 2 blocks per kv head (AS=2) each block takes two splits of up
  * to AR in turn, the second copied in after the wait; with rooms of 16
  * positions, dozens of splits a block, and past 4 096 positions more splits
  * than the combine holds in shared memory at HD 64 (its other path). */
@@ -457,7 +458,9 @@ static void attention_layouts(uint64_t *s)
         const char *what;
         bool spill; /* more splits than the combine holds, at HD 64 */
     } cases[] = {
-        {100, 120, {NULL}, "one split of one block (the cache fits AR)", false},
+        {100, 120, {NULL}, "one split of one block (the cache fits AR and 128)", false},
+        {130, 250, {NULL}, "past 128 positions, which AR would hold: splits of S, combined",
+         false},
         {600, MID - LONG_STEPS, {NULL}, "the graph's grid: splits of S, combined", false},
         {600, MID - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn",
          false},
