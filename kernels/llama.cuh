@@ -781,11 +781,12 @@ template <bool RES> struct LlRows {
  * memory (R positions: its bytes over HD * 4, at most LL_MAXS), so a cache
  * of up to R positions, and at most LL_ONE, is one split of one block,
  * written straight to out: no partials, no counter, no combine (each an L2
- * round trip on the critical path).  Longer caches take the fewest positions that let the
- * grid cover 0..pos in one pass, at least S (so the splits fit their room)
- * and at most R; past that, blocks take several splits in turn.  A grid
- * sized by CTX instead (one block per S positions) spent most of a short
- * step scheduling thousands of blocks that only read pos and left.
+ * round trip on the critical path).  Longer caches take the fewest
+ * positions that let the grid cover 0..pos in one pass, at least S (so the
+ * splits fit their room) and at most R; past that, blocks take several
+ * splits in turn.  A grid sized by CTX instead (one block per S positions)
+ * spent most of a short step scheduling thousands of blocks that only read
+ * pos and left.
  *
  * pos, and the cache before it, come from earlier launches (in the step
  * only argmax, its last kernel, writes pos), so a block reads pos and copies

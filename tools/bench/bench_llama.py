@@ -1294,7 +1294,7 @@ def compile_estimate(which, L, B, took):
     137 at batch 8, the same day), so it is not scaled by B."""
     est = (60 if which == "plain" else 90) * L / 16 + 20
     if which in took:
-        t0, L0, B0 = took[which]
+        t0, L0, _ = took[which]
         est = max(est, t0 * L / L0)
     return est
 
