@@ -1283,18 +1283,18 @@ def np_reference_step(d, w, kc, vc, tok, pos):
     return rms(x, w["final_norm"]) @ w["embed"].T
 
 
-def compile_estimate(which, L, B, took):
-    """Seconds one torch.compile variant of a configuration (L layers, batch
-    B) is expected to take: a rough cost (H100), or, once a configuration of
-    it ran, that one's time scaled by layers, whichever is more.
-    took[which] = (seconds, L, B) of the one that ran.  The rough cost alone
+def compile_estimate(which, L, took):
+    """Seconds one torch.compile variant of a configuration of L layers is
+    expected to take: a rough cost (H100), or, once a configuration of it
+    ran, that one's time scaled by layers, whichever is more.
+    took[which] = (seconds, L) of the one that ran.  The rough cost alone
     let 1B batch 8 start with 81 s of the budget left and take 137 (H100,
     2026-11-26): where dynamo cannot keep the window dynamic, every length
     compiles its own.  The batch does not lengthen it (1B: 150 s at batch 1,
-    137 at batch 8, the same day), so it is not scaled by B."""
+    137 at batch 8, the same day), so it has no part in it."""
     est = (60 if which == "plain" else 90) * L / 16 + 20
     if which in took:
-        t0, L0, _ = took[which]
+        t0, L0 = took[which]
         est = max(est, t0 * L / L0)
     return est
 
@@ -1452,15 +1452,14 @@ def self_test():
            "--quick: 1b, batch 1, no compilation")
     a = parse(["--compile", "plain", "--no-hf"])
     expect(a.compile == {"plain"}, "--compile plain")
-    expect(compile_estimate("plain", 16, 1, {}) == 80
-           and compile_estimate("hf", 32, 8, {}) == 200,
+    expect(compile_estimate("plain", 16, {}) == 80
+           and compile_estimate("hf", 32, {}) == 200,
            "compile estimate: the rough cost before any ran")
-    took = {"plain": (70.0, 16, 1)}
-    expect(compile_estimate("plain", 16, 8, took) == 80
-           and compile_estimate("plain", 32, 1, took) == 140
-           and compile_estimate("plain", 32, 8, took) == 140
-           and compile_estimate("plain", 16, 8, {"plain": (150.0, 16, 1)}) == 150
-           and compile_estimate("hf", 16, 1, took) == 110,
+    took = {"plain": (70.0, 16)}
+    expect(compile_estimate("plain", 16, took) == 80
+           and compile_estimate("plain", 32, took) == 140
+           and compile_estimate("plain", 16, {"plain": (150.0, 16)}) == 150
+           and compile_estimate("hf", 16, took) == 110,
            "compile estimate: scaled from the one that ran, never below the rough cost")
     print(f"{len(fails)} failed" if fails else "self-test passed")
     return 1 if fails else 0
@@ -1610,7 +1609,7 @@ def main(argv=None):
             for which in ("plain", "hf"):
                 if which not in a.compile:
                     continue
-                est = compile_estimate(which, SHAPES[shape]["L"], B, took)
+                est = compile_estimate(which, SHAPES[shape]["L"], took)
                 if time.monotonic() + est > deadline:
                     row["skipped"].append(
                         f"torch.compile ({which}): not run, about {est:.0f} s "
@@ -1634,7 +1633,7 @@ def main(argv=None):
                     empty_cache()
                     write(res, a)
                     took.setdefault(which, (time.monotonic() - t0,
-                                            SHAPES[shape]["L"], B))
+                                            SHAPES[shape]["L"]))
     finally:
         write(res, a)
         print(table(res))
