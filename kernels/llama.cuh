@@ -949,6 +949,16 @@ struct LlAttn {
 #pragma unroll
                 for (int jj = 0; jj < LL_AJ; ++jj) {
                     const int r = ((j0 + jj) * nw + warp) * PPW + grp;
+                    /* None of the warp's lane groups has a position
+                     * here: the warp skips it whole (a split of 16-64
+                     * positions leaves most of a pass of 128 empty; scored
+                     * with zero keys it cost the 1B step 20 us at KV 128). */
+                    if (((j0 + jj) * nw + warp) * PPW >= n) {
+#pragma unroll
+                        for (int g = 0; g < 4; ++g)
+                            s[jj][g] = -INFINITY;
+                        continue;
+                    }
                     float kf[8];
                     if (r < n)
                         ll_unpack(*reinterpret_cast<const uint4 *>(ks + r * HD + sub * 8), kf);
@@ -1061,7 +1071,10 @@ struct LlAttn {
     /* Positions 0..n-1 this step attends to (p: pos[0]), in nact splits of
      * per positions for nblk blocks per (b, kv): all in one split when they
      * fit a block's room R and are at most LL_ONE; else a multiple of 16 in
-     * [S, R], the fewest that cover n in one pass of the blocks. */
+     * [S, R], the fewest that cover n in one pass of the blocks.  A split is
+     * on the step's critical path, so shorter ones are faster (S 16: 9 of 16
+     * at KV 128 took the 1B step 1 077 -> 1 052 us against 3 of 64); half
+     * the blocks with longer splits lost past KV 1 024 (+53 us at 4 096). */
     __device__ __forceinline__ void layout(int p, int nblk, int R, int &n, int &per,
                                            int &nact) const
     {

@@ -445,7 +445,7 @@ static void decode_matches_the_reference(void **state)
  * attention (llama.cuh, LlAttn::layout): a cache that fits one block's
  * shared memory (AR positions, by default 16384 / HD) and 128 positions
  * (LL_ONE) is one split; past that, the graph's grid cuts it into splits of
- * S = 64 combined by the last block (from 129 positions on at HD 64, where
+ * at least S (16) combined by the last block (from 129 positions on at HD 64, where
  * the room would hold 256); with 2 blocks per kv head (AS=2) each block takes two splits of up
  * to AR in turn, the second copied in after the wait; with rooms of 16
  * positions, dozens of splits a block, and past 4 096 positions more splits
