@@ -3,7 +3,8 @@
  * bound naming the define, a child graph file's bounds hold for the value
  * its parent gives (with a note at the parent), cudag_exec_set_var and
  * cudag_exec_set_var_float past a bound are refused with the exec left as it
- * was (on the fake driver).  One malformed bound per file is in
+ * was (on the fake driver), and the Llama graphs state their kernels'
+ * limits.  One malformed bound per file is in
  * tests/data/bad/var_bound_* and child_var_bound*, checked by test_bad. */
 #include "common.h"
 #include "cudag.h"
@@ -276,6 +277,133 @@ static void set_var_refuses_values_past_bounds(void **state)
     cudag_graph_destroy(g);
 }
 
+/* ---- the Llama graphs' limits --------------------------------------------- */
+
+static int load_llama(const char *file, const char *const *defines, tdiag *d,
+                      cudag_error *e)
+{
+    memset(d, 0, sizeof *d);
+    cudag_options o = topts(d, defines);
+    cudag_graph *g = NULL;
+    int rc = cudag_load_file(tsrc(file), &o, &g, e);
+    cudag_graph_destroy(g);
+    return rc;
+}
+
+/* Asserts that graphs/llama_decode.yaml under defines loads. */
+static void llama_loads(const char *const *defines)
+{
+    tdiag d;
+    cudag_error e;
+    int rc = load_llama("graphs/llama_decode.yaml", defines, &d, &e);
+    if (rc != CUDAG_OK)
+        print_error("%s", d.text);
+    assert_int_equal(rc, CUDAG_OK);
+}
+
+/* Asserts that `file` under defines fails with one error at its bound,
+ * "LINE:COL: error: MESSAGE" after the path of graphs/llama/buffers.yaml. */
+static void llama_refuses(const char *file, const char *const *defines,
+                          const char *expect)
+{
+    tdiag d;
+    cudag_error e;
+    assert_int_equal(load_llama(file, defines, &d, &e), CUDAG_ERANGE);
+    assert_int_equal(d.nerr, 1);
+    char got[2048], want[2048];
+    cudag_error_format(&e, got, sizeof got);
+    snprintf(want, sizeof want, "%s:%s", tsrc("graphs/llama/buffers.yaml"),
+             expect);
+    assert_string_equal(got, want);
+}
+
+/* The kernels' limits (kernels/llama.cuh: LL_MAXB rows in a batch kernel,
+ * LL_MAXG query heads per kv head, heads of at most 128 elements in steps
+ * of 8, splits of at most the positions a block holds) refuse a shape at
+ * load, at the bound; the neighbour inside each limit loads. */
+static void llama_graphs_state_the_kernels_limits(void **state)
+{
+    (void)state;
+    llama_loads(NULL);
+    llama_loads((const char *const[]){"B=16", NULL});
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"B=17", NULL},
+                  "49:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
+                  "max 16 (from -D B=17)");
+    llama_refuses("graphs/llama_generate.yaml",
+                  (const char *const[]){"B=17", NULL},
+                  "49:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
+                  "max 16 (from -D B=17)");
+    /* Batch 1's kernels take any batch a row at a time. */
+    llama_loads((const char *const[]){"B=17", "KB=0", "KR=0", NULL});
+    llama_loads((const char *const[]){"B=64", "KB=0", "KR=2", NULL});
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"B=17", "KB=0", "KR=1", NULL},
+                  "49:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
+                  "max 16 (from -D B=17)");
+    llama_loads((const char *const[]){"NH=8", "NKV=1", "HD=32", NULL});
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"NH=16", "NKV=1", NULL},
+                  "20:34: error: NH = 16 is above its max 8*NKV = 8 (from -D "
+                  "NH=16 and -D NKV=1)");
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"NH=12", NULL},
+                  "20:51: error: NH = 12 is not a multiple of NKV = 8 (from "
+                  "-D NH=12)");
+    llama_loads((const char *const[]){"HD=128", NULL});
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"HD=136", NULL},
+                  "22:32: error: HD = 136 is above its max 128 (from -D "
+                  "HD=136)");
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"HD=60", NULL},
+                  "22:47: error: HD = 60 is not a multiple of 8 (from -D "
+                  "HD=60)");
+    llama_loads((const char *const[]){"AR=16", "S=16", NULL});
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"AR=16", "S=32", NULL},
+                  "33:31: error: S = 32 is above its max min(256, AR - AR % "
+                  "16) = 16 (from -D S=32 and -D AR=16)");
+}
+
+/* graphs/llama/step.yaml states the same limits for any parent: one that
+ * passes a batch of 17 is refused at the step's bound on the rows of its
+ * batch kernels, with a note at the node. */
+static void llama_step_states_them_for_any_parent(void **state)
+{
+    (void)state;
+    static const char parent[] =
+        "cudag: 1\n"
+        "include: [llama/buffers.yaml]\n"
+        "nodes:\n"
+        "  step: {graph: llama/step.yaml, vars: {B: PB}}\n"
+        "vars: {PB: 1}\n";
+    tdiag d;
+    cudag_error e;
+    cudag_graph *g;
+    cudag_options o = topts(&d, (const char *const[]){"PB=17", NULL});
+    memset(&d, 0, sizeof d);
+    assert_int_equal(tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e),
+                     CUDAG_ERANGE);
+    assert_null(g);
+    assert_int_equal(d.nerr, 1);
+    char want[4096];
+    snprintf(want, sizeof want,
+             "%s:86:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
+             "16\n"
+             "%s:4:17: note: in child graph '%s' of node 'step'\n",
+             tsrc("graphs/llama/step.yaml"), tsrc("graphs/t.yaml"),
+             tsrc("graphs/llama/step.yaml"));
+    assert_string_equal(d.text, want);
+    o = topts(&d, (const char *const[]){"PB=1", NULL});
+    memset(&d, 0, sizeof d);
+    int rc = tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e);
+    if (rc != CUDAG_OK)
+        print_error("%s", d.text);
+    assert_int_equal(rc, CUDAG_OK);
+    cudag_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +412,8 @@ int main(void)
         cmocka_unit_test(bounds_one_mistake_one_error),
         cmocka_unit_test(bounds_hold_in_child_files),
         cmocka_unit_test(set_var_refuses_values_past_bounds),
+        cmocka_unit_test(llama_graphs_state_the_kernels_limits),
+        cmocka_unit_test(llama_step_states_them_for_any_parent),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fake_finish();
