@@ -213,6 +213,19 @@ static const char set_yaml[] =
     "  s: {kernel: scale_f32, grid: 1, block: 256, args: [x, y, A, C]}\n"
     "  t: {kernel: scale_f32, grid: 1, block: 256, args: [x, z, eps, C]}\n";
 
+/* Loads yaml and instantiates it on a fresh fake driver into *g and *x. */
+static void instantiate(const char *yaml, cudag_graph **g, cudag_exec **x)
+{
+    fake_reset();
+    tdiag d;
+    cudag_error e;
+    int rc = load_with(yaml, NULL, &d, &e, g);
+    if (rc != CUDAG_OK)
+        print_error("%s", d.text);
+    assert_int_equal(rc, CUDAG_OK);
+    tok(cudag_instantiate(*g, NULL, x, &e), &e);
+}
+
 /* Launches x once and asserts y = a·x and z = b·x. */
 static void assert_scaled(cudag_exec *x, float a, float b)
 {
@@ -234,16 +247,10 @@ static void assert_scaled(cudag_exec *x, float a, float b)
 static void set_var_refuses_values_past_bounds(void **state)
 {
     (void)state;
-    fake_reset();
-    tdiag d;
     cudag_error e;
     cudag_graph *g;
     cudag_exec *x;
-    int rc = load_with(set_yaml, NULL, &d, &e, &g);
-    if (rc != CUDAG_OK)
-        print_error("%s", d.text);
-    assert_int_equal(rc, CUDAG_OK);
-    tok(cudag_instantiate(g, NULL, &x, &e), &e);
+    instantiate(set_yaml, &g, &x);
     assert_scaled(x, 2.0f, 0.5f);
     tok(cudag_exec_set_var(x, "A", 3, &e), &e);
     assert_scaled(x, 3.0f, 0.5f);
@@ -272,6 +279,43 @@ static void set_var_refuses_values_past_bounds(void **state)
     tok(cudag_exec_set_var_float(x, "eps", 1.5, &e), &e);
     tok(cudag_exec_set_var(x, "A", 4, &e), &e);
     assert_scaled(x, 4.0f, 1.5f);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* A parent variable that a child file's bound refuses: the error is at the
+ * child's bound, and the exec runs the child as before. */
+static void set_var_holds_child_bounds(void **state)
+{
+    (void)state;
+    static const char yaml[] =
+        "cudag: 1\n"
+        "vars: {P: 256}\n"
+        "modules: {m: k.fatbin}\n"
+        "kernels: {scale_f32: {params: [ptr, ptr, f32, i64], pdl: true}}\n"
+        "buffers: {x: {type: f32, count: 2048, init: random},\n"
+        "          y: {type: f32, count: 2048, init: 0}}\n"
+        "nodes:\n"
+        "  a: {graph: ../inc/child_bounded.yaml, vars: {N: P}}\n";
+    cudag_error e;
+    cudag_graph *g;
+    cudag_exec *x;
+    instantiate(yaml, &g, &x);
+    assert_int_equal(cudag_exec_set_var(x, "P", 2048, &e), CUDAG_ERANGE);
+    char got[1024];
+    cudag_error_format(&e, got, sizeof got);
+    assert_string_equal(got, "../inc/child_bounded.yaml:4:32: error: N = 2048 "
+                             "is above its max 1024");
+    assert_int_equal(cudag_exec_set_var(x, "P", 300, &e), CUDAG_ERANGE);
+    assert_string_equal(e.message, "K = N*2 = 600 is not a multiple of 16");
+    /* The child still scales its 512 elements (K of P = 256). */
+    static float xs[2048], ys[2048];
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    for (int i = 0; i < 2048; i++)
+        assert_true(ys[i] == (i < 512 ? 2.0f * xs[i] : 0.0f));
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
     cudag_graph_destroy(g);
@@ -412,6 +456,7 @@ int main(void)
         cmocka_unit_test(bounds_one_mistake_one_error),
         cmocka_unit_test(bounds_hold_in_child_files),
         cmocka_unit_test(set_var_refuses_values_past_bounds),
+        cmocka_unit_test(set_var_holds_child_bounds),
         cmocka_unit_test(llama_graphs_state_the_kernels_limits),
         cmocka_unit_test(llama_step_states_them_for_any_parent),
     };
