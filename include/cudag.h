@@ -840,8 +840,11 @@ CUDAG_API int cudag_exec_rebind_buffer(cudag_exec *x, const char *buffer,
  * Gives variable `name` a new value for a graph loaded from YAML: lowers the
  * file again, and updates the instantiated graph in place with
  * cuGraphExecUpdate.  Changes that alter the topology, a kernel, or a buffer's
- * size fail with the reason and the node; the exec is then unchanged.  A
- * floating-point variable (`eps: 1e-5`) takes the value as a double.
+ * size fail with the reason and the node; a value outside the variable's
+ * bounds, or outside those of a variable computed from it, fails with
+ * CUDAG_ERANGE at the bound (`B: {value: 1, max: 16}`); the exec is then
+ * unchanged.  A floating-point variable (`eps: 1e-5`) takes the value as a
+ * double.
  */
 CUDAG_API int cudag_exec_set_var(cudag_exec *x, const char *name,
                                  int64_t value, cudag_error *err);

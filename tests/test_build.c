@@ -1896,9 +1896,6 @@ int main(void)
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    fake_reset();
-    cudag__driver_override(NULL);
-    while (F.nobjs)
-        free(F.objs[--F.nobjs]);
+    fake_finish();
     return rc;
 }

@@ -1017,9 +1017,6 @@ int main(void)
         cmocka_unit_test(cond_survives_every_allocation_failure),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    fake_reset();
-    cudag__driver_override(NULL);
-    while (F.nobjs)
-        free(F.objs[--F.nobjs]);
+    fake_finish();
     return rc;
 }

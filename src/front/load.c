@@ -54,6 +54,13 @@ static int lower_all(cudag__lower *lw)
                     best ? "'?)" : "");
         cudag__free(names);
     }
+    /* A variable outside its bounds stops the load here: what the sections
+     * below compute from it (a buffer's size, a node's shared memory, a
+     * child graph's variables) would say the same mistake again, or pass
+     * and launch a kernel past the limits the bound states. */
+    cudag__lower_bounds(lw);
+    if (lw->nbounds)
+        return lw->d->first_code;
     for (uint32_t i = 0; i < src->nfiles; i++) {
         uint32_t first = lw->g->nmodules;
         cudag__lower_modules(lw, &src->files[i]);
@@ -107,6 +114,7 @@ static int lower_source(cudag__source *src, const char *const *extra,
     cudag__free(lw.pend);
     cudag__free(lw.ranges);
     cudag__map_free(&lw.range_map);
+    cudag__map_free(&lw.waiting);
     for (int ns = 0; ns < CUDAG__NS_COUNT; ns++)
         cudag__map_free(&lw.bad[ns]);
     cudag__arena_free(&lw.scratch);

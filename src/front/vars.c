@@ -5,8 +5,10 @@
 #include "cudag.h"
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/map.h"
 #include "base/text.h"
 #include "ir/graph.h"
+#include "yaml/bounds.h"
 #include "yaml/expr.h"
 #include "yaml/lowering.h"
 #include "yaml/parse.h"
@@ -15,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
 #include <string.h>
 
 static int add_defines(cudag__lower *lw, const char *const *defs,
@@ -69,13 +72,13 @@ cudag__define *cudag__find_define(cudag__lower *lw, const char *name)
     return NULL;
 }
 
-/* The define behind a value that is wrong: that of the first variable the
- * expression v names that a -D set, or NULL.  The error is then reported at
- * the define ("-D N=-5: …"), and only once: every other use of it repeats
- * the same mistake at the same place. */
-const cudag__define *cudag__define_behind(cudag__lower *lw,
-                                          const cudag__doc *v)
+/* The define behind v: of the first variable it names that a -D set; or
+ * (latest) where one of them was set by cudag_exec_set_var, the one given
+ * last of those. */
+static const cudag__define *behind(cudag__lower *lw, const cudag__doc *v,
+                                   bool latest)
 {
+    const cudag__define *found = NULL;
     for (size_t i = 0; v->type == CUDAG__DOC_SCALAR && i < v->len;) {
         size_t e = cudag__ident_end(v->str, i, v->len);
         if (e == i) {
@@ -90,12 +93,25 @@ const cudag__define *cudag__define_behind(cudag__lower *lw,
             memcpy(name, v->str + i, e - i);
             name[e - i] = '\0';
             const cudag__define *df = cudag__find_define(lw, name);
-            if (df && df->used)
+            if (df && df->used && !latest)
                 return df;
+            bool call = df && strcmp(df->pos.file, "<command line>") != 0;
+            if (df && df->used && (!found || (call && df > found)))
+                found = df;
         }
         i = e;
     }
-    return NULL;
+    return found;
+}
+
+/* The define behind a value that is wrong: that of the first variable the
+ * expression v names that a -D set, or NULL.  The error is then reported at
+ * the define ("-D N=-5: …"), and only once: every other use of it repeats
+ * the same mistake at the same place. */
+const cudag__define *cudag__define_behind(cudag__lower *lw,
+                                          const cudag__doc *v)
+{
+    return behind(lw, v, false);
 }
 
 static const char *const top_keys[] = {
@@ -223,6 +239,48 @@ static int eval_define(cudag__lower *lw, const cudag__define *df,
     return CUDAG_OK;
 }
 
+/* "-D B=17", or "cudag_exec_set_var B=17", into buf. */
+static const char *origin(char *buf, size_t cap, const cudag__define *df)
+{
+    bool cli = strcmp(df->pos.file, "<command line>") == 0;
+    snprintf(buf, cap, "%s %s=%s", cli ? "-D" : "cudag_exec_set_var",
+             df->name, df->expr);
+    return buf;
+}
+
+/* Checks variable k's bounds (entry v, of value `value`; df: the define
+ * that gave it, or NULL) through cudag__check_bounds, early or not, with
+ * its record. */
+static int bounds(cudag__lower *lw, const cudag__doc *k, const cudag__doc *v,
+                  cudag__num value, const cudag__define *df, bool early,
+                  cudag__map *record)
+{
+    const cudag__doc *e =
+        v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+    cudag__bounded b = {
+        .key = k,
+        .entry = v,
+        .value = value,
+        .text = df ? df->expr : e->str,
+        .len = df ? df->len : e->len,
+        .early = early,
+    };
+    /* The -D (or cudag_exec_set_var) behind the value and behind each
+     * bound, named in a violation: the file alone does not show it.  Of
+     * cudag_exec_set_var's, the one given last: after a refused call, the
+     * value that call gave. */
+    static const char *const keys[] = {"value", "min", "max", "multiple"};
+    char why[4][CUDAG__MAX_NAME + 300];
+    for (int j = 0; j < 4 && v->type == CUDAG__DOC_MAP; j++) {
+        const cudag__doc *x = cudag__doc_get(v, keys[j]);
+        const cudag__define *by = j == 0 && df ? df
+                                  : x ? behind(lw, x, true)
+                                      : NULL;
+        b.why[j] = by ? origin(why[j], sizeof why[j], by) : NULL;
+    }
+    return cudag__check_bounds(lw, &b, NULL, record);
+}
+
 void cudag__lower_vars(cudag__lower *lw, const cudag__file *f)
 {
     const cudag__doc *vars = cudag__doc_get(f->root, "vars");
@@ -234,6 +292,12 @@ void cudag__lower_vars(cudag__lower *lw, const cudag__file *f)
             continue;
         if (!cudag__name_ok(lw, k, "variable"))
             continue;
+        const cudag__doc *entry = v;
+        v = cudag__var_value(lw, k, v);
+        if (!v) {
+            cudag__mark_bad(lw, CUDAG__NS_VAR, k->str);
+            continue;
+        }
         cudag__num value;
         cudag__define *df = cudag__find_define(lw, k->str);
         int rc = CUDAG_EEXPR;
@@ -244,8 +308,14 @@ void cudag__lower_vars(cudag__lower *lw, const cudag__file *f)
         /* A define that fails has been reported; the file's value stands in
          * for it, so that the variable's uses are checked and say nothing
          * more about that one mistake. */
+        const cudag__define *by = rc == CUDAG_OK ? df : NULL;
         if (rc != CUDAG_OK)
             rc = eval_var(lw, v, &value);
+        /* Bounds over the variables before it, checked now: a variable
+         * out of them is left out, so that those after it, computed from
+         * it, say nothing more (B = 0 is the mistake, not cdiv(264, B)). */
+        if (rc == CUDAG_OK)
+            rc = bounds(lw, k, entry, value, by, true, &lw->waiting);
         cudag__var *var;
         if (rc != CUDAG_OK) {
             cudag__mark_bad(lw, CUDAG__NS_VAR, k->str);
@@ -261,4 +331,40 @@ void cudag__lower_vars(cudag__lower *lw, const cudag__file *f)
         var->f = value.fl ? value.f : (double)value.i;
         var->overridden = df != NULL;
     }
+}
+
+/* Checks the bounds of f's variables; out: those out of bounds so far. */
+static void file_bounds(cudag__lower *lw, const cudag__file *f, cudag__map *out)
+{
+    const cudag__doc *vars = cudag__doc_get(f->root, "vars");
+    if (!vars || vars->type != CUDAG__DOC_MAP)
+        return;
+    for (uint32_t i = 0; i < vars->n && !cudag__diag_full(lw->d); i++) {
+        const cudag__doc *k = vars->items[2 * i], *v = vars->items[2 * i + 1];
+        const cudag__doc *value =
+            v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+        uint32_t x = cudag__find_var(lw->g, k->str);
+        if (cudag__free_key(k) || !value || x == CUDAG__NONE ||
+            cudag__is_bad(lw, CUDAG__NS_VAR, k->str))
+            continue;
+        /* The variable of this entry, not one of the same name declared
+         * before it (reported as a duplicate). */
+        const cudag__var *var = &lw->g->vars[x];
+        if (var->pos.file != k->pos.file || var->pos.line != k->pos.line ||
+            var->pos.col != k->pos.col)
+            continue;
+        const cudag__define *df =
+            var->overridden ? cudag__find_define(lw, k->str) : NULL;
+        cudag__num now = {.i = var->value, .f = var->f, .fl = var->is_float};
+        bounds(lw, k, v, now, df, false, out);
+    }
+}
+
+void cudag__lower_bounds(cudag__lower *lw)
+{
+    cudag__map out;
+    memset(&out, 0, sizeof out);
+    for (uint32_t i = 0; i < lw->src->nfiles; i++)
+        file_bounds(lw, &lw->src->files[i], &out);
+    cudag__map_free(&out);
 }

@@ -33,4 +33,11 @@ int cudag__lower_header(cudag__lower *lw, const cudag__file *f, bool top);
  * reported and marked bad. */
 void cudag__lower_vars(cudag__lower *lw, const cudag__file *f);
 
+/* Checks the bounds of every file's variables (`B: {value: 1, max: 16}`)
+ * once all are lowered and overridden, so that a bound may name any
+ * variable; each violation is reported at its bound, naming the -D or
+ * cudag_exec_set_var value behind it.  A variable whose value follows from
+ * one out of bounds is not checked (one mistake, one error). */
+void cudag__lower_bounds(cudag__lower *lw);
+
 #endif /* CUDAG_FRONT_VARS_H */

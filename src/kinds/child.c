@@ -6,10 +6,12 @@
 #include "cudag.h"
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/map.h"
 #include "base/text.h"
 #include "lib/driver.h"
 #include "ir/accset.h"
 #include "ir/graph.h"
+#include "yaml/bounds.h"
 #include "yaml/expr.h"
 #include "yaml/lowering.h"
 #include "yaml/parse.h"
@@ -57,6 +59,42 @@ static bool cycle(cudag__lower *lw, const cudag__file *top,
     return true;
 }
 
+/* Checks child variable k (entry v in file f) of value `value` against its
+ * bounds (env: the child's variables bound; early: those before k only,
+ * see cudag__bounded; record: cudag__check_bounds').  A violation is
+ * reported at the child's bound, with a note at the parent's node: at the
+ * value its `vars` gives k, or at its `graph` for a value of the file's.
+ * False after an error. */
+static bool in_bounds(cudag__lower *lw, const cudag__pending *p,
+                      const cudag__file *f, const cudag__doc *set,
+                      const cudag__doc *k, const cudag__doc *v, int64_t value,
+                      const cudag__binding *env, bool early,
+                      cudag__map *record)
+{
+    if (cudag__free_key(k))
+        return true;
+    const cudag__doc *given = set ? cudag__doc_get(set, k->str) : NULL;
+    const cudag__doc *e =
+        v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+    /* A value the node gives was written in the parent: the number alone. */
+    cudag__bounded b = {.key = k, .entry = v, .value = {.i = value},
+                        .text = !given && e ? e->str : NULL,
+                        .len = !given && e ? e->len : 0, .early = early};
+    int rc = cudag__check_bounds(lw, &b, env, record);
+    if (rc == CUDAG_OK)
+        return true;
+    const char *node = lw->g->nodes[p->node].name;
+    if (rc != CUDAG__EBAD && given)
+        cudag__report(lw->d, CUDAG_SEV_NOTE, CUDAG_OK, given->pos,
+                      "node '%s' gives %s = %lld to child graph '%s'", node,
+                      k->str, (long long)value, f->path);
+    else if (rc != CUDAG__EBAD)
+        cudag__report(lw->d, CUDAG_SEV_NOTE, CUDAG_OK,
+                      cudag__doc_get(p->body, "graph")->pos,
+                      "in child graph '%s' of node '%s'", f->path, node);
+    return false;
+}
+
 /* Binds the child's variables, in its file's order, onto *env: the node's
  * `vars` evaluated in the parent's scope (p->env), the others from the
  * file in the child's own scope (the variables bound before them).  Called
@@ -91,6 +129,8 @@ static bool bind_vars(cudag__lower *lw, const cudag__pending *p,
             ok = false;
     }
     lw->child[lw->nchild++] = f;
+    cudag__map waiting;
+    memset(&waiting, 0, sizeof waiting);
     for (uint32_t i = 0; i < nv && ok; i++) {
         const cudag__doc *k = vars->items[2 * i], *v = vars->items[2 * i + 1];
         if (cudag__free_key(k))
@@ -101,7 +141,13 @@ static bool bind_vars(cudag__lower *lw, const cudag__pending *p,
             ok = false;
             break;
         }
-        if (!given[i] && cudag__eval(lw, v, *env, &val[i]) != CUDAG_OK) {
+        /* Bounds over the variables before it, checked as soon as it has
+         * its value: those after it, computed from it, then say nothing
+         * (B = 0 is the mistake, not cdiv(264, B)). */
+        const cudag__doc *e = cudag__var_value(lw, k, v);
+        if (!e ||
+            (!given[i] && cudag__eval(lw, e, *env, &val[i]) != CUDAG_OK) ||
+            !in_bounds(lw, p, f, set, k, v, val[i], *env, true, &waiting)) {
             ok = false;
             break;
         }
@@ -114,8 +160,20 @@ static bool bind_vars(cudag__lower *lw, const cudag__pending *p,
         *b = (cudag__binding){k->str, val[i], *env};
         *env = b;
     }
+    /* Every bound, now that every variable has its value: a bound may
+     * name a variable after its own. */
+    bool inside = true;
+    cudag__map out;
+    memset(&out, 0, sizeof out);
+    for (uint32_t i = 0; i < nv && ok; i++)
+        inside = in_bounds(lw, p, f, set, vars->items[2 * i],
+                           vars->items[2 * i + 1], val[i], *env, false,
+                           &out) &&
+                 inside;
+    cudag__map_free(&out);
+    cudag__map_free(&waiting);
     lw->nchild--;
-    return ok;
+    return ok && inside;
 }
 
 static void read_yaml(cudag__lower *lw, const cudag__pending *p)

@@ -100,6 +100,13 @@ struct cudag__lower {
      * a child sees only its own, bound as repetition indices are. */
     const cudag__file *child[CUDAG__MAX_SUB_DEPTH + 1];
     unsigned nchild;
+    /* Errors reported checking variables' bounds (yaml/bounds.c): a value
+     * out of them, a bound that does not evaluate.  The load stops after
+     * the graph's own variables when there is one. */
+    unsigned nbounds;
+    /* The graph's variables whose bounds are checked once every variable
+     * has its value (cudag__check_bounds' early record). */
+    cudag__map waiting;
 };
 
 /* ---- yaml/lowering.c ----------------------------------------------------------- */
