@@ -948,12 +948,13 @@ struct LlAttn {
                 float s[LL_AJ][4];
 #pragma unroll
                 for (int jj = 0; jj < LL_AJ; ++jj) {
-                    const int r = ((j0 + jj) * nw + warp) * PPW + grp;
+                    const int r0 = ((j0 + jj) * nw + warp) * PPW, r = r0 + grp;
                     /* None of the warp's lane groups has a position
-                     * here: the warp skips it whole (a split of 16-64
-                     * positions leaves most of a pass of 128 empty; scored
-                     * with zero keys it cost the 1B step 20 us at KV 128). */
-                    if (((j0 + jj) * nw + warp) * PPW >= n) {
+                     * here (r0, its first, is past the split): the warp
+                     * skips it whole (a split of 16-64 positions leaves
+                     * most of a pass of 128 empty; scored with zero keys it
+                     * cost the 1B step 20 us at KV 128). */
+                    if (r0 >= n) {
 #pragma unroll
                         for (int g = 0; g < 4; ++g)
                             s[jj][g] = -INFINITY;

@@ -21,7 +21,7 @@
 #include <string.h>
 
 static int add_defines(cudag__lower *lw, const char *const *defs,
-                       const char *where)
+                       const char *where, bool call)
 {
     for (size_t i = 0; defs && defs[i]; i++) {
         const char *s = defs[i];
@@ -40,6 +40,7 @@ static int add_defines(cudag__lower *lw, const char *const *defs,
         df->len = strlen(df->expr);
         pos.col = (uint32_t)(eq - s) + 2;
         df->pos = pos;
+        df->call = call;
     }
     return CUDAG_OK;
 }
@@ -57,9 +58,9 @@ int cudag__parse_defines(cudag__lower *lw, const char *const *defs,
     lw->defs = cudag__arena_alloc(&lw->scratch, (n + 1) * sizeof *lw->defs);
     if (!lw->defs)
         return cudag__lerr(lw, CUDAG_ENOMEM, CUDAG__NOPOS, "out of memory");
-    int rc = add_defines(lw, defs, "<command line>");
+    int rc = add_defines(lw, defs, "<command line>", false);
     if (rc == CUDAG_OK)
-        rc = add_defines(lw, extra, "<cudag_exec_set_var>");
+        rc = add_defines(lw, extra, "<cudag_exec_set_var>", true);
     return rc;
 }
 
@@ -72,36 +73,34 @@ cudag__define *cudag__find_define(cudag__lower *lw, const char *name)
     return NULL;
 }
 
+/* What behind() looks for (latest: see there) and what it found so far. */
+typedef struct behind_scan {
+    cudag__lower *lw;
+    bool latest;
+    const cudag__define *found;
+} behind_scan;
+
+static bool behind_name(void *ctx, const char *name)
+{
+    behind_scan *bs = ctx;
+    const cudag__define *df = cudag__find_define(bs->lw, name);
+    if (!df || !df->used)
+        return false;
+    if (!bs->found || (bs->latest && df->call && df > bs->found))
+        bs->found = df;
+    return !bs->latest;
+}
+
 /* The define behind v: of the first variable it names that a -D set; or
  * (latest) where one of them was set by cudag_exec_set_var, the one given
  * last of those. */
 static const cudag__define *behind(cudag__lower *lw, const cudag__doc *v,
                                    bool latest)
 {
-    const cudag__define *found = NULL;
-    for (size_t i = 0; v->type == CUDAG__DOC_SCALAR && i < v->len;) {
-        size_t e = cudag__ident_end(v->str, i, v->len);
-        if (e == i) {
-            /* Not a name: skip a number (1e5) whole, or one character. */
-            while (++i < v->len && cudag__is_alnum(v->str[i - 1]) &&
-                   cudag__is_alnum(v->str[i]))
-                ;
-            continue;
-        }
-        char name[CUDAG__MAX_NAME + 1];
-        if (e - i <= CUDAG__MAX_NAME) {
-            memcpy(name, v->str + i, e - i);
-            name[e - i] = '\0';
-            const cudag__define *df = cudag__find_define(lw, name);
-            if (df && df->used && !latest)
-                return df;
-            bool call = df && strcmp(df->pos.file, "<command line>") != 0;
-            if (df && df->used && (!found || (call && df > found)))
-                found = df;
-        }
-        i = e;
-    }
-    return found;
+    behind_scan bs = {lw, latest, NULL};
+    if (v->type == CUDAG__DOC_SCALAR)
+        cudag__each_name(v->str, v->len, behind_name, &bs);
+    return bs.found;
 }
 
 /* The define behind a value that is wrong: that of the first variable the
@@ -242,8 +241,7 @@ static int eval_define(cudag__lower *lw, const cudag__define *df,
 /* "-D B=17", or "cudag_exec_set_var B=17", into buf. */
 static const char *origin(char *buf, size_t cap, const cudag__define *df)
 {
-    bool cli = strcmp(df->pos.file, "<command line>") == 0;
-    snprintf(buf, cap, "%s %s=%s", cli ? "-D" : "cudag_exec_set_var",
+    snprintf(buf, cap, "%s %s=%s", df->call ? "cudag_exec_set_var" : "-D",
              df->name, df->expr);
     return buf;
 }
@@ -255,8 +253,7 @@ static int bounds(cudag__lower *lw, const cudag__doc *k, const cudag__doc *v,
                   cudag__num value, const cudag__define *df, bool early,
                   cudag__map *record)
 {
-    const cudag__doc *e =
-        v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+    const cudag__doc *e = cudag__var_entry_value(v);
     cudag__bounded b = {
         .key = k,
         .entry = v,
@@ -269,10 +266,9 @@ static int bounds(cudag__lower *lw, const cudag__doc *k, const cudag__doc *v,
      * bound, named in a violation: the file alone does not show it.  Of
      * cudag_exec_set_var's, the one given last: after a refused call, the
      * value that call gave. */
-    static const char *const keys[] = {"value", "min", "max", "multiple"};
     char why[4][CUDAG__MAX_NAME + 300];
     for (int j = 0; j < 4 && v->type == CUDAG__DOC_MAP; j++) {
-        const cudag__doc *x = cudag__doc_get(v, keys[j]);
+        const cudag__doc *x = cudag__doc_get(v, cudag__var_entry_keys[j]);
         const cudag__define *by = j == 0 && df ? df
                                   : x ? behind(lw, x, true)
                                       : NULL;
@@ -341,8 +337,7 @@ static void file_bounds(cudag__lower *lw, const cudag__file *f, cudag__map *out)
         return;
     for (uint32_t i = 0; i < vars->n && !cudag__diag_full(lw->d); i++) {
         const cudag__doc *k = vars->items[2 * i], *v = vars->items[2 * i + 1];
-        const cudag__doc *value =
-            v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+        const cudag__doc *value = cudag__var_entry_value(v);
         uint32_t x = cudag__find_var(lw->g, k->str);
         if (cudag__free_key(k) || !value || x == CUDAG__NONE ||
             cudag__is_bad(lw, CUDAG__NS_VAR, k->str))

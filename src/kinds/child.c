@@ -74,8 +74,7 @@ static bool in_bounds(cudag__lower *lw, const cudag__pending *p,
     if (cudag__free_key(k))
         return true;
     const cudag__doc *given = set ? cudag__doc_get(set, k->str) : NULL;
-    const cudag__doc *e =
-        v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+    const cudag__doc *e = cudag__var_entry_value(v);
     /* A value the node gives was written in the parent: the number alone. */
     cudag__bounded b = {.key = k, .entry = v, .value = {.i = value},
                         .text = !given && e ? e->str : NULL,

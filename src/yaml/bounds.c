@@ -28,11 +28,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const entry_keys[] = {"value", "min", "max", "multiple"};
-#define NKEYS (sizeof entry_keys / sizeof *entry_keys)
+const char *const cudag__var_entry_keys[4] = {"value", "min", "max",
+                                              "multiple"};
+#define NKEYS (sizeof cudag__var_entry_keys / sizeof *cudag__var_entry_keys)
 /* A bound or value as shown in a message (cut there: a message holds
  * 1 KiB). */
 #define BUF 400
+
+const cudag__doc *cudag__var_entry_value(const cudag__doc *v)
+{
+    return v->type == CUDAG__DOC_MAP ? cudag__doc_get(v, "value") : v;
+}
 
 const cudag__doc *cudag__var_value(cudag__lower *lw, const cudag__doc *k,
                                    const cudag__doc *v)
@@ -41,16 +47,17 @@ const cudag__doc *cudag__var_value(cudag__lower *lw, const cudag__doc *k,
         return v;
     char what[CUDAG__MAX_NAME + 16];
     snprintf(what, sizeof what, "variable '%s'", k->str);
-    unsigned unknown = cudag__check_keys(lw, v, entry_keys, NKEYS, what);
+    unsigned unknown =
+        cudag__check_keys(lw, v, cudag__var_entry_keys, NKEYS, what);
     for (size_t i = 1; i < NKEYS; i++) {
-        const cudag__doc *b = cudag__doc_get(v, entry_keys[i]);
+        const cudag__doc *b = cudag__doc_get(v, cudag__var_entry_keys[i]);
         if (b && b->type != CUDAG__DOC_SCALAR)
             cudag__lerr(lw, CUDAG_EEXPR, b->pos,
                         "'%s' of variable '%s' must be a number or an "
                         "expression, not %s",
-                        entry_keys[i], k->str, cudag__doc_what(b));
+                        cudag__var_entry_keys[i], k->str, cudag__doc_what(b));
     }
-    const cudag__doc *value = cudag__doc_get(v, "value");
+    const cudag__doc *value = cudag__var_entry_value(v);
     /* `valeu: 1` is one mistake, said by its unknown key. */
     if (!value && !unknown)
         cudag__lerr(lw, CUDAG_EKEY, k->pos,
@@ -119,35 +126,7 @@ static const char *why(char *buf, size_t cap, const char *a, const char *b)
     return buf;
 }
 
-/* Calls fn(ctx, name) on each name of a variable in s[0..len) (not those
- * of functions: `min(`) until it returns true; returns whether one did. */
-static bool any_name(const char *s, size_t len,
-                     bool (*fn)(const void *ctx, const char *name),
-                     const void *ctx)
-{
-    for (size_t i = 0; s && i < len;) {
-        size_t e = cudag__ident_end(s, i, len);
-        if (e == i) {
-            /* Not a name: skip a number (1e5) whole, or one character. */
-            while (++i < len && cudag__is_alnum(s[i - 1]) &&
-                   cudag__is_alnum(s[i]))
-                ;
-            continue;
-        }
-        char name[CUDAG__MAX_NAME + 1];
-        size_t after = cudag__skip_ws(s, e, len);
-        if (e - i <= CUDAG__MAX_NAME && (after == len || s[after] != '(')) {
-            memcpy(name, s + i, e - i);
-            name[e - i] = '\0';
-            if (fn(ctx, name))
-                return true;
-        }
-        i = e;
-    }
-    return false;
-}
-
-static bool in_map(const void *ctx, const char *name)
+static bool in_map(void *ctx, const char *name)
 {
     return cudag__map_get(ctx, name, NULL);
 }
@@ -158,7 +137,7 @@ typedef struct early_scope {
     const cudag__binding *env;
 } early_scope;
 
-static bool not_yet(const void *ctx, const char *name)
+static bool not_yet(void *ctx, const char *name)
 {
     const early_scope *es = ctx;
     for (const cudag__binding *b = es->env; b; b = b->up)
@@ -177,7 +156,7 @@ int cudag__check_bounds(cudag__lower *lw, const cudag__bounded *b,
      * that the mistake is said at the first; later, one computed from a
      * variable out of bounds is not checked: B = 17 above its max says all
      * there is about BK = B*KB above its own. */
-    if (record && any_name(b->text, b->len, in_map, record)) {
+    if (record && cudag__each_name(b->text, b->len, in_map, record)) {
         if (cudag__map_put(record, b->key->str, 0) != CUDAG_OK)
             return cudag__lerr(lw, CUDAG_ENOMEM, b->key->pos, "out of memory");
         return b->early ? CUDAG_OK : CUDAG__EBAD;
@@ -207,7 +186,7 @@ static int check(cudag__lower *lw, const cudag__bounded *b,
     cudag__num lim[NBOUNDS];
     cudag__scope sc = cudag__scope_of(lw, env);
     for (int i = 0; i < NBOUNDS; i++) {
-        d[i] = cudag__doc_get(v, entry_keys[i + 1]);
+        d[i] = cudag__doc_get(v, cudag__var_entry_keys[i + 1]);
         /* A bound that is not a scalar was reported with the entry. */
         if (d[i] && d[i]->type != CUDAG__DOC_SCALAR)
             d[i] = NULL;
@@ -217,7 +196,7 @@ static int check(cudag__lower *lw, const cudag__bounded *b,
          * whole check to the later pass (and a mistake to report there). */
         early_scope es = {lw, env};
         if (b->early && ((i == MULTIPLE && fl) ||
-                         any_name(d[i]->str, d[i]->len, not_yet, &es)))
+                         cudag__each_name(d[i]->str, d[i]->len, not_yet, &es)))
             return (*waits = true), CUDAG_OK;
         if (i == MULTIPLE && fl)
             return cudag__lerr(lw, CUDAG_ETYPE, d[i]->pos,

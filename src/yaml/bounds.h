@@ -11,6 +11,14 @@
 
 #include <stddef.h>
 
+/* The mapping form's keys: the value, then the bounds min, max and multiple
+ * (the order of cudag__bounded's why). */
+extern const char *const cudag__var_entry_keys[4];
+
+/* The value of entry v, reporting nothing: v itself in the plain form, its
+ * `value` (NULL without one) in the mapping form. */
+const cudag__doc *cudag__var_entry_value(const cudag__doc *v);
+
 /*
  * The value of variable key k's entry v: v itself in the plain form, or its
  * `value` in the mapping form.  Reports the mapping's mistakes as it meets

@@ -362,6 +362,31 @@ size_t cudag__ident_end(const char *s, size_t i, size_t len)
     return i;
 }
 
+bool cudag__each_name(const char *s, size_t len,
+                      bool (*fn)(void *ctx, const char *name), void *ctx)
+{
+    for (size_t i = 0; s && i < len;) {
+        size_t e = cudag__ident_end(s, i, len);
+        if (e == i) {
+            /* Not a name: skip a number (1e5) whole, or one character. */
+            while (++i < len && cudag__is_alnum(s[i - 1]) &&
+                   cudag__is_alnum(s[i]))
+                ;
+            continue;
+        }
+        char name[CUDAG__MAX_NAME + 1];
+        size_t after = cudag__skip_ws(s, e, len);
+        if (e - i <= CUDAG__MAX_NAME && (after == len || s[after] != '(')) {
+            memcpy(name, s + i, e - i);
+            name[e - i] = '\0';
+            if (fn(ctx, name))
+                return true;
+        }
+        i = e;
+    }
+    return false;
+}
+
 const char *cudag__suggest_from(const char *word, const char *const *names,
                                 size_t n)
 {

@@ -37,6 +37,7 @@ typedef struct cudag__define {
     size_t len;
     cudag__pos pos;             /* of the expression, in "<command line>" */
     bool used;
+    bool call;                  /* given by cudag_exec_set_var, not -D */
 } cudag__define;
 
 /* A node whose name is known and whose body is lowered in a second pass, so
@@ -184,6 +185,12 @@ size_t cudag__skip_ws(const char *s, size_t i, size_t len);
 
 /* The end of the name starting at s[i] (i itself when none starts there). */
 size_t cudag__ident_end(const char *s, size_t i, size_t len);
+
+/* Calls fn(ctx, name) on each name of a variable in the expression
+ * s[0..len) (not those of functions: `min(`) until it returns true;
+ * returns whether one did. */
+bool cudag__each_name(const char *s, size_t len,
+                      bool (*fn)(void *ctx, const char *name), void *ctx);
 
 /* Of names[0..n), the likely typo of word, or NULL (cudag__suggest). */
 const char *cudag__suggest_from(const char *word, const char *const *names,
