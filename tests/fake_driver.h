@@ -976,6 +976,11 @@ static CUresult fk_AddKernelNode(CUgraphNode *out, CUgraph g,
 {
     (void)deps;
     FAKE_CALL("cuGraphAddKernelNode");
+    /* The driver's limit: 48 KiB with the static part, more once raised. */
+    const fake_kernel *k = fk_of(p->func);
+    if (k && p->sharedMemBytes + (unsigned)k->static_smem > 48 * 1024 &&
+        (int)p->sharedMemBytes > F.smem_attr_value)
+        return CUDA_ERROR_INVALID_VALUE;
     fake_node *n;
     CUresult r = fake_add_node(out, g, nd, &n);
     if (r == CUDA_SUCCESS)

@@ -644,6 +644,24 @@ static void exec_raises_shared_memory_and_refuses_too_much(void **state)
     cudag_exec_destroy(x);
     cudag_graph_destroy(g);
 
+    /* Less than 48 KiB dynamic still needs the opt-in when the static part
+     * (1 KiB here) takes the sum past it; one that fits beside it does not. */
+    static const struct {
+        int smem, raised;
+    } near[] = {{48 * 1024 - 512, 48 * 1024 - 512}, {47 * 1024, 0}};
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+        fake_reset();
+        g = new_graph(NULL);
+        tok(cudag_add_signature(g, "smem", "m", "smem_user", NULL, 0, 1, &e), &e);
+        tok(cudag_add_kernel(g, "near", "smem", G1, B256, near[i].smem, NULL, 0,
+                             &e), &e);
+        check(g);
+        tok(cudag_instantiate(g, NULL, &x, &e), &e);
+        assert_int_equal(F.smem_attr_value, near[i].raised);
+        cudag_exec_destroy(x);
+        cudag_graph_destroy(g);
+    }
+
     /* 227 KiB is the opt-in limit; 1 KiB of it is static. */
     fake_reset();
     g = new_graph(NULL);

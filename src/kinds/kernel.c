@@ -400,9 +400,6 @@ static uint32_t code(const cudag__node *n, cudag__pos *pos)
 
 static uint32_t launch_slots(const cudag__node *n) { return n->u.k.nargs; }
 
-/* Default dynamic shared memory every function accepts without opting in. */
-#define SMEM_DEFAULT (48u * 1024u)
-
 static int prepare_smem(const cudag__gpu *gpu, const cudag_graph *g,
                         cudag__code *c, uint32_t node, cudag_error *err)
 {
@@ -419,7 +416,10 @@ static int prepare_smem(const cudag__gpu *gpu, const cudag_graph *g,
                               n->name, (long long)k->smem, sig->name,
                               (long long)(limit > 0 ? limit : 0),
                               gpu->smem_optin, c->static_smem[k->sig]);
-    if (k->smem > SMEM_DEFAULT && k->smem > c->smem_set[k->sig]) {
+    /* smem_set starts at the function's own limit, 48 KiB less its static
+     * shared memory: 10 KiB of dynamic beside 40 KiB static needs the opt-in
+     * as much as 100 KiB beside none. */
+    if (k->smem > c->smem_set[k->sig]) {
         CUresult r = gpu->drv->cuFuncSetAttribute(
             c->funcs[k->sig], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             (int)k->smem);
