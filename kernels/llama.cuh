@@ -3,7 +3,8 @@
  * Face's LlamaForCausalLM rounds them.
  *
  *  GEMVs (a warp per P pairs of weight rows, 16-byte loads, batch B <= 16;
- *  the tunables in LlCfg, one configuration per kernel):
+ *  the tunables in LlCfg, one configuration per kernel; the batch kernels
+ *  multiply on tensor cores, ll_gemv_tc):
  *   llama_qkv   RMSNorm(x) -> QKV -> RoPE (llama3 inv_freq) -> q, and k, v
  *               appended to the KV cache at pos; a warp computes rows i and
  *               i + HD/2 of one head, the two halves rotate_half pairs.
@@ -62,6 +63,25 @@ __device__ __forceinline__ uint4 ll_ldw(const bf16 *p)
                  : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                  : "l"(p));
     return r;
+}
+
+/* 16 bytes global -> shared, not through L1 (sm_80+). */
+__device__ __forceinline__ void ll_cp16(void *dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src)
+                 : "memory");
+}
+
+__device__ __forceinline__ void ll_cp_commit(void)
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void ll_cp_wait_all(void)
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
 __device__ __forceinline__ void ll_unpack(uint4 q, float (&v)[8])
@@ -285,6 +305,24 @@ typedef LlCfg<1, 4, 2, 2, 512, 2, 16384, true, false> LlCfgKs2w16M2;
 #define LL_CFG_RES_M2 LlCfgKs2w16M2
 #endif
 
+/* The batch kernels' body: 1 on tensor cores (ll_gemv_tc), with LL_TCU
+ * (up to 8 batch rows) or LL_TCU2 (up to 16) 32-column blocks of a warp's
+ * 16 weight rows in flight; 0 the CUDA-core bodies of the configurations
+ * (PB, UB, BB, DBB), kept to measure against.  1B at KV 128, µs a step
+ * (H100, 2026-11-27, A/B in one call): batch 8 2 359 -> 1 485, batch 16
+ * 4 707 -> 2 149 (LL_TCU 8: 1 578 -> 1 567 at batch 8 against 4, but
+ * 1 282 -> 1 298 at batch 2; LL_TCU 8 with LL_TCU2 4 is what fits 128
+ * registers without spills; a third body for batches of up to 4 spilled). */
+#ifndef LL_TC
+#define LL_TC 1
+#endif
+#ifndef LL_TCU
+#define LL_TCU 8
+#endif
+#ifndef LL_TCU2
+#define LL_TCU2 4
+#endif
+
 /* Shared memory of one GEMV block. */
 template <class C> struct LlSmem {
     float rs[LL_MAXB];
@@ -292,6 +330,19 @@ template <class C> struct LlSmem {
     float red[C::KS > 1 ? (C::THREADS / 32) * 2 * (C::P > C::PB ? C::P : C::PB) * LL_MAXB : 1];
     alignas(16) bf16 sa[C::SA > 0 ? C::SA : 8];
 };
+
+/* A staged chunk normed in place: bf16(g · bf16(x · r)), HF's RMSNorm.
+ * (ll_stage writes the same lines inline: through this helper, batch 1's
+ * kernels compile to other code than was measured.) */
+__device__ __forceinline__ void ll_norm_at(bf16 *p, const float (&gv)[8], float r)
+{
+    float a[8];
+    ld16(p, a);
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+        a[e] = bfr(gv[e] * bfr(a[e] * r));
+    st16(p, a);
+}
 
 /* The block's activation rows, RMSNorm applied when A.g is set, into sa
  * (sm.sa or dynamic shared memory; bf16 is exact: HF's normed activation is
@@ -350,19 +401,96 @@ __device__ __forceinline__ void ll_stage(const LlAct &A, int B, float eps,
     __syncthreads();
 }
 
+/* ll_stage for the batch kernels: every chunk of every row copied in at once
+ * (cp.async, no registers), then the sums of squares and the norm read
+ * shared memory.  ll_stage's loop waits on one row at a time (its stores to
+ * shared memory keep the next row's loads behind them): 8 round trips to L2
+ * at batch 8, 16 for the down projection's 8 rows of 8 192, on the critical
+ * path after griddepcontrol.wait.  Batch 1's kernels keep ll_stage: one row is
+ * one round trip either way, and their code stays as measured. */
+template <class C>
+__device__ __forceinline__ void ll_stage_all(const LlAct &A, int B, float eps,
+                                             uint4 g0, LlSmem<C> &sm, bf16 *sa)
+{
+    const int K = A.K, nc = K / 8;
+    for (int i = threadIdx.x; i < B * nc; i += blockDim.x) {
+        const int b = i / nc, c = i - b * nc;
+        ll_cp16(sa + (long long)b * K + c * 8, A.row(b) + c * 8);
+    }
+    ll_cp_commit();
+    ll_cp_wait_all();
+    __syncthreads();
+    if (!A.g)
+        return;
+    /* a warp per row, as ll_row_scales sums them (the weights prefetched
+     * before the wait hold most of the registers: no per-row sums per
+     * thread) */
+    ll_row_scales(LlAct{sa, A.g, nullptr, K, nullptr, 0}, B, eps, sm.rs);
+    for (int c = threadIdx.x; c < nc; c += blockDim.x) {
+        float gv[8];
+        ll_unpack(c == (int)threadIdx.x ? g0 : ll_ldw(A.g + c * 8), gv);
+        for (int b = 0; b < B; ++b)
+            ll_norm_at(sa + (long long)b * K + c * 8, gv, sm.rs[b]);
+    }
+    __syncthreads();
+}
+
+/* Where a GEMV block stages its B activation rows (ll_stage): the launch's
+ * dynamic shared memory when the node gives B·K·2 bytes (a batch of long
+ * rows: 8 rows of 4 096 are 64 KB, past the 48 KB a block may hold
+ * statically), else sm.sa when B·K fits SA; null, the rows read and normed
+ * per chunk, which at batch 8 costs more instructions than the weights'
+ * bytes allow. */
+template <class C>
+__device__ __forceinline__ bf16 *ll_stage_room(const LlAct &A, int B, LlSmem<C> &sm)
+{
+    if (C::SA == 0)
+        return nullptr;
+    bf16 *sa = (long long)B * A.K <= C::SA ? sm.sa : nullptr;
+    extern __shared__ uint4 ll_dyn[];
+    uint32_t dyn;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    if ((long long)B * A.K * 2 <= (long long)dyn)
+        sa = reinterpret_cast<bf16 *>(ll_dyn);
+    return sa;
+}
+
+/* This thread's first chunk of the norm weight for ll_stage (a weight, so
+ * loadable before griddepcontrol.wait), or zeros when nothing is staged or
+ * normed. */
+__device__ __forceinline__ uint4 ll_norm_chunk(const LlAct &A, const bf16 *sa)
+{
+    if (sa && A.g && (int)threadIdx.x < A.K / 8)
+        return ll_ldw(A.g + threadIdx.x * 8);
+    return make_uint4(0, 0, 0, 0);
+}
+
+/* The activation rows a GEMV multiplies, after griddepcontrol.wait: staged
+ * in sa, normed, and returned as plain rows; or, sa null, A itself with the
+ * row scales its chunks are normed by as they are read. */
+template <class C>
+__device__ __forceinline__ LlAct ll_input(LlAct A, int B, float eps, uint4 g0,
+                                          LlSmem<C> &sm, bf16 *sa)
+{
+    if (sa) {
+        ll_stage_all<C>(A, B, eps, g0, sm, sa);
+        return LlAct{sa, nullptr, nullptr, A.K, nullptr, 0};
+    }
+    if (A.g)
+        ll_row_scales(A, B, eps, sm.rs);
+    A.rs = sm.rs;
+    return A;
+}
+
 /* The GEMV of a grid: Body maps unit u (< body.units()) to two weight rows
  * (body.rows) and takes their two sums per batch row (body.epi, one lane).
  * Block tiles of G = warps/KS groups x P units; a warp of group rg and K
  * slice kg holds R = 2P rows and loads, per step, U chunks of each
  * (chunk index (s·U + j)·32·KS + kg·32 + lane), into registers indexed by
  * compile-time constants only.  The first step's loads go before
- * griddepcontrol.wait (PFW); then the dependents are triggered at once, the
- * row scales computed (A.g set) and the rows staged in shared memory: in
- * the launch's dynamic shared memory when the node gives B·K·2 bytes (a
- * batch of long rows: 8 rows of 4 096 are 64 KB, past the 48 KB a block may
- * hold statically), else in sm.sa when B·K fits SA; rows staged nowhere are
- * read and normed per chunk, which at batch 8 costs more instructions than
- * the weights' bytes allow. */
+ * griddepcontrol.wait (PFW); then the dependents are triggered at once, and
+ * the rows staged in shared memory where ll_stage_room finds room (the same
+ * choice, written inline: through the helpers batch 1's code changed). */
 template <class C, int P, int MB, int U, bool DB, class Body>
 __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                                              LlSmem<C> &sm)
@@ -507,11 +635,178 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
     }
 }
 
+/* --- The batch body on tensor cores ----------------------------------------
+ * At batch B > 1 the CUDA-core bodies above spend B FMAs per weight element,
+ * so past a few rows a GEMV runs out of instructions before it runs out of
+ * bytes (1B at batch 8: 2.3x batch 1's step).  Here a warp multiplies
+ * 16 weight rows by the batch with mma.sync m16n8k16 (bf16 in, f32 sums):
+ * 2 mma per 16 bytes of each row, whatever B.
+ *
+ * A block takes tiles of 8 units (16 rows: lane group g holds unit 8t + g's
+ * two rows as A's rows g and g + 8), all its warps splitting K: warp w takes
+ * the 32-column blocks w, w + W, ... of the tile, U of them in flight.  Each
+ * lane loads 16 bytes of each of its two rows (columns 8 t4 .. 8 t4 + 7 of
+ * the block, t4 = lane % 4) and the same 16 bytes of activation row g (and
+ * g + 8: NT n-tiles of 8 batch rows): an mma sums over its 16 columns in any
+ * order, so the lane's 8 columns serve as its k pairs {2 t4, 2 t4 + 1} and
+ * {2 t4 + 8, 2 t4 + 9} of two mma (.x .y, then .z .w) for A and B alike, and
+ * no shuffle or ldmatrix rearranges anything.  The W warps' sums of the
+ * tile meet in shared memory in a fixed order (deterministic), and 8 lanes
+ * hand each unit's two rows to body.epi, as the other bodies do. */
+struct LlTcSmem {
+    float red[8 * 32 * 8]; /* the partial sums of up to 8 warps, 2 n-tiles */
+    float fin[32 * 8];     /* the tile's sums, in the lanes' layout */
+};
+
+/* d += a · b, one m16n8k16 tile (bf16 operands, f32 accumulators). */
+__device__ __forceinline__ void ll_mma(float (&d)[4], uint32_t a0, uint32_t a1,
+                                       uint32_t a2, uint32_t a3, uint32_t b0,
+                                       uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/* Chunk c of activation row n as bf16 pairs (normed when A.g is set, as
+ * ll_chunk norms it); zeros past B or K, so the mma adds nothing there. */
+__device__ __forceinline__ uint4 ll_tc_act(const LlAct &A, int B, int n, int c,
+                                           int nch)
+{
+    if (n >= B || c >= nch)
+        return make_uint4(0, 0, 0, 0);
+    const bf16 *p = A.row(n) + c * 8;
+    if (!A.g)
+        return *reinterpret_cast<const uint4 *>(p);
+    float a[8], gv[8];
+    ld16(p, a);
+    ll_unpack(ll_ldw(A.g + c * 8), gv);
+    const float r = A.rs[n];
+    return make_uint4(pack_bf16x2(bfr(gv[0] * bfr(a[0] * r)), bfr(gv[1] * bfr(a[1] * r))),
+                      pack_bf16x2(bfr(gv[2] * bfr(a[2] * r)), bfr(gv[3] * bfr(a[3] * r))),
+                      pack_bf16x2(bfr(gv[4] * bfr(a[4] * r)), bfr(gv[5] * bfr(a[5] * r))),
+                      pack_bf16x2(bfr(gv[6] * bfr(a[6] * r)), bfr(gv[7] * bfr(a[7] * r))));
+}
+
+template <class C, int NT, int U, class Body>
+__device__ __forceinline__ void ll_gemv_tc(const Body &body, int B, float eps,
+                                           LlSmem<C> &sm, LlTcSmem &tc)
+{
+    constexpr int NV = 4 * NT; /* a lane's sums of a tile */
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int W = blockDim.x >> 5, g = lane >> 2, t4 = lane & 3;
+    LlAct A = body.in();
+    const int nch = A.K / 8;
+    const long long nu = body.units();
+    const long long ntile = (nu + 7) / 8;
+    const int nstep = ((nch + 3) / 4 + U * W - 1) / (U * W);
+
+    /* Step s of tile t into wt; zeros past K (garbage times a zero could be
+     * a NaN). */
+    auto load = [&](uint4 (&wt)[U][2], long long t, int s) {
+        if (t >= ntile)
+            return;
+        const long long u = t * 8 + g;
+        const bf16 *wr[2];
+        body.rows(u < nu ? u : nu - 1, wr); /* its sums are never stored */
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+            const int c = ((s * U + j) * W + w) * 4 + t4;
+            wt[j][0] = c < nch ? ll_ldw(wr[0] + c * 8) : make_uint4(0, 0, 0, 0);
+            wt[j][1] = c < nch ? ll_ldw(wr[1] + c * 8) : make_uint4(0, 0, 0, 0);
+        }
+    };
+
+    long long t = blockIdx.x;
+    uint4 cur[U][2];
+    bf16 *const sa = ll_stage_room<C>(A, B, sm);
+    load(cur, t, 0); /* weights: before the wait */
+    const uint4 g0 = ll_norm_chunk(A, sa);
+    pdl_wait();
+    pdl_launch_dependents();
+    body.prologue();
+    A = ll_input<C>(A, B, eps, g0, sm, sa);
+
+    for (; t < ntile; t += gridDim.x) {
+        float d[NT][4];
+#pragma unroll
+        for (int n = 0; n < NT; ++n)
+            d[n][0] = d[n][1] = d[n][2] = d[n][3] = 0.0f;
+        for (int s = 0; s < nstep; ++s) {
+#pragma unroll
+            for (int j = 0; j < U; ++j) {
+                const int c = ((s * U + j) * W + w) * 4 + t4;
+                const uint4 a = cur[j][0], b = cur[j][1];
+#pragma unroll
+                for (int n = 0; n < NT; ++n) {
+                    const uint4 x = ll_tc_act(A, B, n * 8 + g, c, nch);
+                    ll_mma(d[n], a.x, b.x, a.y, b.y, x.x, x.y);
+                    ll_mma(d[n], a.z, b.z, a.w, b.w, x.z, x.w);
+                }
+            }
+            /* the next step's weights, or the next tile's first, fly
+             * while this tile's sums meet */
+            if (s + 1 < nstep)
+                load(cur, t, s + 1);
+            else
+                load(cur, t + gridDim.x, 0);
+        }
+        /* Warps 8.. add into warps 0..7 (8 at a time), which then write. */
+        for (int base = 8; base < W; base += 8) {
+            if (w >= base && w < base + 8)
+#pragma unroll
+                for (int n = 0; n < NT; ++n)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        tc.red[((w - base) * 32 + lane) * NV + n * 4 + i] = d[n][i];
+            __syncthreads();
+            if (w < 8 && w + base < W)
+#pragma unroll
+                for (int n = 0; n < NT; ++n)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        d[n][i] += tc.red[(w * 32 + lane) * NV + n * 4 + i];
+            __syncthreads();
+        }
+        if (w < 8)
+#pragma unroll
+            for (int n = 0; n < NT; ++n)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    tc.red[(w * 32 + lane) * NV + n * 4 + i] = d[n][i];
+        __syncthreads();
+        const int nw = W < 8 ? W : 8;
+        for (int e = threadIdx.x; e < 32 * NV; e += blockDim.x) {
+            float v = 0.0f;
+            for (int k = 0; k < nw; ++k)
+                v += tc.red[k * 32 * NV + e];
+            tc.fin[e] = v;
+        }
+        __syncthreads();
+        /* Lane (g, t4) held unit g's rows for batch rows 8 n + 2 t4 + {0, 1}:
+         * sums [n·4 + {0, 1}] of its first row, [n·4 + {2, 3}] of its second. */
+        const long long u = t * 8 + threadIdx.x;
+        if (threadIdx.x < 8 && u < nu) {
+            float a0[8 * NT], a1[8 * NT];
+#pragma unroll
+            for (int b = 0; b < 8 * NT; ++b) {
+                const int e = (threadIdx.x * 4 + ((b & 7) >> 1)) * NV + (b >> 3) * 4 + (b & 1);
+                a0[b] = tc.fin[e];
+                a1[b] = tc.fin[e + 2];
+            }
+            body.template epi<8 * NT>(u, a0, a1, B);
+        }
+    }
+}
+
 /* A GEMV's body as two kernels of the same parameters, which graphs/llama/
  * step.yaml picks between by B (`kernel: {pick, from}`): ll_run1, batch 1's
  * body (P pairs, U chunks per row in flight), and ll_runb, the batch bodies
- * (up to BB rows with PB, UB, DBB: BB sums per row instead of LL_MAXB leave
- * registers for bytes in flight; up to LL_MAXB rows with the smallest).
+ * (on tensor cores, ll_gemv_tc, one n-tile up to 8 rows and two up to
+ * LL_MAXB; with LL_TC 0 the CUDA-core ones: up to BB rows with PB, UB, DBB,
+ * BB sums per row instead of LL_MAXB leaving registers for bytes in flight,
+ * up to LL_MAXB rows with the smallest).
  * Batch 1's body alone in a kernel compiles to faster code: any second body
  * beside it, inline or behind a call, cost what separating them gains
  * (H100, 2026-11-26, 1B step at KV 128, A/B in one call: 1 218 us with every
@@ -532,17 +827,26 @@ template <class C, class Body>
 __device__ __forceinline__ void ll_runb(const Body &body, float eps)
 {
     __shared__ LlSmem<C> sm;
-    /* More rows than the bodies hold sums for would write past sm's arrays:
-     * the launch fails instead of computing garbage (a graph cannot check a
+    /* More rows than the bodies hold sums for would write past sm's arrays
+     * (or, on tensor cores, go unmultiplied): the launch fails instead of
+     * computing garbage (a graph cannot check a
      * kernel's limits before it runs). */
     if (body.B > LL_MAXB)
         __trap();
+#if LL_TC
+    __shared__ LlTcSmem tc;
+    if (body.B <= 8)
+        ll_gemv_tc<C, 1, LL_TCU>(body, body.B, eps, sm, tc);
+    else
+        ll_gemv_tc<C, 2, LL_TCU2>(body, body.B, eps, sm, tc);
+#else
     if constexpr (C::BB == LL_MAXB)
         ll_gemv_grid<C, C::PB, LL_MAXB, C::UB, C::DBB>(body, body.B, eps, sm);
     else if (body.B <= C::BB)
         ll_gemv_grid<C, C::PB, C::BB, C::UB, C::DBB>(body, body.B, eps, sm);
     else
         ll_gemv_grid<C, 1, LL_MAXB, 2, false>(body, body.B, eps, sm);
+#endif
 }
 
 /* --- RoPE -------------------------------------------------------------- */
@@ -810,24 +1114,6 @@ struct LlAttnSmem {
     int R;
 };
 
-/* 16 bytes global -> shared, not through L1 (sm_80+). */
-__device__ __forceinline__ void ll_cp16(void *dst, const void *src)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-}
-
-__device__ __forceinline__ void ll_cp_commit(void)
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-__device__ __forceinline__ void ll_cp_wait_all(void)
-{
-    asm volatile("cp.async.wait_all;" ::: "memory");
-}
 
 /* exp(a - m), 0 for a = -inf (m may be -inf too: no NaN). */
 __device__ __forceinline__ float ll_rel_exp(float a, float m)

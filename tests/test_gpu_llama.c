@@ -15,7 +15,9 @@
  * with the GEMVs' input rows staged in static and in dynamic shared memory,
  * and each GEMV kernel (batch 1's, the batch one) at the batch the graph
  * would not pick it for, and the output and down projections' kernel of the
- * 8B shapes (two blocks per SM) at batch 1 and 3.
+ * 8B shapes (two blocks per SM) at batch 1 and 3.  The batch GEMV kernels
+ * alone on rows past their own shared memory (read per chunk) and of no
+ * multiple of 32.  The random data come from the time, or CUDAG_TEST_SEED.
  * Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
 
@@ -292,6 +294,17 @@ static void ref_step(const model *m, refstate *st)
 
 /* --- Tests ---------------------------------------------------------------- */
 
+/* base + the time, or + CUDAG_TEST_SEED when set: every test prints what
+ * to set to draw its data again (a tolerance missed by a hair at random data
+ * is then a case to rerun, not a shrug). */
+static uint64_t test_seed(uint64_t base)
+{
+    const char *e = getenv("CUDAG_TEST_SEED");
+    const uint64_t t = e ? strtoull(e, NULL, 10) : (uint64_t)time(NULL);
+    print_message("data: CUDAG_TEST_SEED=%llu\n", (unsigned long long)t);
+    return base + t;
+}
+
 static cudag_graph *load_graph(const char *file, const char *const *d)
 {
     tdiag td;
@@ -435,7 +448,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
 static void decode_matches_the_reference(void **state)
 {
     (void)state;
-    uint64_t s = 0x5eed1a3a + (uint64_t)time(NULL);
+    uint64_t s = test_seed(0x5eed1a3a);
     model_new(&M, &s);
     start_tok = (int)trand(&s, 0, V) % V;
     decode_against_reference(defs_with(NULL), start_tok, 0, STEPS, tokens, &s);
@@ -490,7 +503,7 @@ static void decode_at_a_long_position(void **state)
 {
     (void)state;
     /* spread: xorshift's first draw from nearby seeds barely differs */
-    uint64_t s = (0x10a9 + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
+    uint64_t s = test_seed(0x10a9) * 0x9e3779b97f4a7c15ull;
     attention_layouts(&s);
 }
 
@@ -499,7 +512,7 @@ static void decode_at_a_long_position(void **state)
 static void decode_heads_of_128(void **state)
 {
     (void)state;
-    uint64_t s = (0x128d + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
+    uint64_t s = test_seed(0x128d) * 0x9e3779b97f4a7c15ull;
     NH = 2, NKV = 1, HD = 128;
     int toks[STEPS];
     decode_against_reference(defs_with(NULL), (int)trand(&s, 0, V) % V, 0, STEPS,
@@ -520,7 +533,7 @@ static void decode_heads_of_128(void **state)
 static void decode_a_batch(void **state)
 {
     (void)state;
-    uint64_t s = (0xba7c + (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
+    uint64_t s = test_seed(0xba7c) * 0x9e3779b97f4a7c15ull;
     static const struct {
         int nb;
         const char *def, *what;
@@ -576,6 +589,87 @@ static void decode_a_batch(void **state)
     }
 }
 
+/* The batch GEMV kernels alone (tests/data/llama/gemv_rows.yaml), each
+ * output against a CPU reference: rows of 4 104 (no multiple of 32) at
+ * batches of 3 (staged in the kernels' own shared memory), 5 and 11 (the
+ * tensor-core body's one and two n-tiles) read and normed per chunk, and 11
+ * staged in the node's dynamic shared memory.  The decode tests never reach
+ * the per-chunk reads: their rows fit the kernels' own shared memory. */
+static void batch_gemvs_any_rows(void **state)
+{
+    (void)state;
+    static const struct {
+        int b;
+        bool dyn;
+        const char *what;
+    } cases[] = {
+        {3, false, "staged in the kernels' own shared memory"},
+        {5, false, "read per chunk"},
+        {11, false, "read per chunk"},
+        {11, true, "staged in dynamic shared memory"},
+    };
+    enum { K = 4104, N = 37 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int nb = cases[i].b;
+        char bdef[16], sdef[32];
+        snprintf(bdef, sizeof bdef, "B=%d", nb);
+        snprintf(sdef, sizeof sdef, "SM=%d", cases[i].dyn ? nb * K * 2 : 0);
+        const char *const d[] = {bdef, sdef, NULL};
+        print_message("batch GEMVs, %d rows of %d, %s\n", nb, K, cases[i].what);
+        cudag_graph *g = load_graph("tests/data/llama/gemv_rows.yaml", d);
+        cudag_exec *x = gpu_instantiate(g, 0, NULL);
+        float *xs = malloc((size_t)nb * K * sizeof *xs);
+        float *nw = malloc(K * sizeof *nw);
+        float *w = malloc((size_t)N * K * sizeof *w);
+        float *y0 = malloc((size_t)nb * N * sizeof *y0);
+        float *lg = malloc((size_t)nb * N * sizeof *lg);
+        float *y = malloc((size_t)nb * N * sizeof *y);
+        assert_true(xs && nw && w && y0 && lg && y);
+        get(x, "x", xs, (size_t)nb * K);
+        get(x, "norm", nw, K);
+        get(x, "w", w, (size_t)N * K);
+        get(x, "y", y0, (size_t)nb * N);
+        poison(x, "logits", (size_t)nb * N);
+        cudag_error e;
+        gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
+        gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
+        get(x, "logits", lg, (size_t)nb * N);
+        get(x, "y", y, (size_t)nb * N);
+        double worst = 0;
+        for (int b = 0; b < nb; b++) {
+            const float *xr = xs + (size_t)b * K;
+            float s = 0;
+            for (int k = 0; k < K; k++)
+                s += xr[k] * xr[k];
+            const float rs = 1.0f / sqrtf(s / K + 1e-5f);
+            for (int n = 0; n < N; n++) {
+                const float *wr = w + (size_t)n * K;
+                double h = 0, r = 0;
+                for (int k = 0; k < K; k++) {
+                    h += (double)wr[k] * bfr(nw[k] * bfr(xr[k] * rs));
+                    r += (double)wr[k] * xr[k];
+                }
+                const float want_h = bfr((float)h);
+                const float want_y = bfr(y0[(size_t)b * N + n] + bfr((float)r));
+                const float got_h = lg[(size_t)b * N + n], got_y = y[(size_t)b * N + n];
+                /* f32 sums in another order: within a bf16 step of the sum
+                 * (and, for y, of the sum added) */
+                const double dh = fabs(got_h - want_h), dy = fabs(got_y - want_y);
+                worst = fmax(worst, fmax(dh, dy));
+                if (!(dh <= fabs(want_h) / 128 + 1e-3) ||
+                    !(dy <= (fabs(want_y) + fabs(r)) / 128 + 1e-3))
+                    fail_msg("row %d, output %d: head %g (want %g), res %g (want %g)",
+                             b, n, got_h, want_h, got_y, want_y);
+            }
+        }
+        print_message("  every output within a bf16 step (largest difference %.3g)\n",
+                      worst);
+        free(xs), free(nw), free(w), free(y0), free(lg), free(y);
+        cudag_exec_destroy(x);
+        cudag_graph_destroy(g);
+    }
+}
+
 /* One launch of generate.yaml gives the tokens of GEN step replays; with EOS
  * set to the third token it stops after it. */
 static void generate_equals_the_step_replayed(void **state)
@@ -624,6 +718,7 @@ int main(void)
         cmocka_unit_test(decode_matches_the_reference),
         cmocka_unit_test(decode_at_a_long_position),
         cmocka_unit_test(decode_a_batch),
+        cmocka_unit_test(batch_gemvs_any_rows),
         cmocka_unit_test(decode_heads_of_128),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };

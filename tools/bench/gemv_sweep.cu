@@ -30,7 +30,13 @@
  * Built with -DGEMV_SWEEP_BATCH=1, 2 or 3 it sweeps the batch body instead
  * (PB, UB, BB, DBB on one shipped batch-1 configuration each, below), at
  * batch 8 only; the step and BEST lines are then batch 8's
- * (docs/results/gemv-sweep-batch-h100-2026-11-26.log). */
+ * (docs/results/gemv-sweep-batch-h100-2026-11-26.log).  Those candidates
+ * are the CUDA-core batch bodies, so that build takes them (LL_TC 0); the
+ * shipped batch kernels multiply on tensor cores (ll_gemv_tc), whose
+ * tunables are LL_TCU and LL_TCU2. */
+#if defined(GEMV_SWEEP_BATCH) && !defined(LL_TC)
+#define LL_TC 0
+#endif
 #include "llama.cuh"
 
 #include <algorithm>
