@@ -331,16 +331,22 @@ template <class C> struct LlSmem {
     alignas(16) bf16 sa[C::SA > 0 ? C::SA : 8];
 };
 
-/* A staged chunk normed in place: bf16(g · bf16(x · r)), HF's RMSNorm.
- * (ll_stage writes the same lines inline: through this helper, batch 1's
+/* A chunk normed: bf16(g · bf16(x · r)), HF's RMSNorm.  (ll_chunk and
+ * ll_stage write the same loop inline: through this helper, batch 1's
  * kernels compile to other code than was measured.) */
+__device__ __forceinline__ void ll_norm8(float (&a)[8], const float (&gv)[8], float r)
+{
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+        a[e] = bfr(gv[e] * bfr(a[e] * r));
+}
+
+/* A staged chunk normed in place. */
 __device__ __forceinline__ void ll_norm_at(bf16 *p, const float (&gv)[8], float r)
 {
     float a[8];
     ld16(p, a);
-#pragma unroll
-    for (int e = 0; e < 8; ++e)
-        a[e] = bfr(gv[e] * bfr(a[e] * r));
+    ll_norm8(a, gv, r);
     st16(p, a);
 }
 
@@ -682,11 +688,9 @@ __device__ __forceinline__ uint4 ll_tc_act(const LlAct &A, int B, int n, int c,
     float a[8], gv[8];
     ld16(p, a);
     ll_unpack(ll_ldw(A.g + c * 8), gv);
-    const float r = A.rs[n];
-    return make_uint4(pack_bf16x2(bfr(gv[0] * bfr(a[0] * r)), bfr(gv[1] * bfr(a[1] * r))),
-                      pack_bf16x2(bfr(gv[2] * bfr(a[2] * r)), bfr(gv[3] * bfr(a[3] * r))),
-                      pack_bf16x2(bfr(gv[4] * bfr(a[4] * r)), bfr(gv[5] * bfr(a[5] * r))),
-                      pack_bf16x2(bfr(gv[6] * bfr(a[6] * r)), bfr(gv[7] * bfr(a[7] * r))));
+    ll_norm8(a, gv, A.rs[n]);
+    return make_uint4(pack_bf16x2(a[0], a[1]), pack_bf16x2(a[2], a[3]),
+                      pack_bf16x2(a[4], a[5]), pack_bf16x2(a[6], a[7]));
 }
 
 template <class C, int NT, int U, class Body>
