@@ -88,6 +88,21 @@ def main(argv):
             else:
                 ok(f"the page names {there}, not {where}")
 
+        # A prefix is any path: mktemp's capitals and digits (/tmp/tmp.Y8QIQQNGBZ),
+        # a dash, a dot.  It is named as it is, never set in part as a metavariable.
+        odd = "/tmp/tmp.Y8QIQQNGBZ/my-PREFIX_2.0/share/doc/cudag/"
+        r = run([sys.executable, mkman, "-o", os.path.join(tmp, "odd.1"),
+                 f"--installed=docs/={odd}", os.path.join(src, "README.md")])
+        odd_page = open(os.path.join(tmp, "odd.1"), encoding="utf-8").read() \
+            if r.returncode == 0 else r.stderr
+        want = "\\fB" + odd.replace("-", "\\-") + "language.md\\fR"
+        if r.returncode == 0 and want in odd_page and "\x01" not in odd_page:
+            ok("an installed path with capitals is named verbatim, in bold")
+        else:
+            found = re.findall(r"\S*language\.md\S*", odd_page)[:2]
+            fail("an installed path with capitals is named verbatim, in bold",
+                 f"want {want}; found {found}")
+
         secs = sections(page)
         if secs[:3] == ["NAME", "SYNOPSIS", "DESCRIPTION"]:
             ok(f"sections: {', '.join(secs)}")

@@ -295,17 +295,24 @@ def main():
         md = section_lines(f.read())
     # The page is read where cudag is installed, without the source tree:
     # `docs/language.md` there is the installed copy's path.
+    installed = []
     for pair in args.installed:
         src, _, dst = pair.partition("=")
         if not src or not dst:
             fail(f"--installed takes DIR/=PATH/, not '{pair}'")
-        md = [l.replace("`" + src, "`" + dst) for l in md]
+        installed.append(dst)
+        # A placeholder, not the path: the path is no markup, and capitals
+        # in it (a mktemp name) must not read as a metavariable.
+        mark = f"\x01{len(installed) - 1}\x02"
+        md = [l.replace("`" + src, "`" + mark) for l in md]
     date = ""
     if os.environ.get("SOURCE_DATE_EPOCH", "").isdigit():
         t = datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]),
                                             tz=datetime.timezone.utc)
         date = t.strftime("%Y-%m-%d")
     page = render(md, args.version, date)
+    for i, dst in enumerate(installed):
+        page = page.replace(f"\x01{i}\x02", esc(dst).replace("-", "\\-"))
     if args.output == "-":
         sys.stdout.write(page)
     else:
