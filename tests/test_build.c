@@ -1706,6 +1706,38 @@ static long scenario(cudag_graph *g, int *first_rc, const char **failed_call,
     return before;
 }
 
+/* Instantiates the graph make() loads with each driver call in turn made
+ * to fail, until one instantiation makes no call that fails: each failure
+ * is reported with the call's name, and nothing is left behind. */
+static void every_call_fails(cudag_graph *(*make)(void))
+{
+    cudag_error e;
+    cudag_exec *x;
+    for (long n = 1;; n++) {
+        fake_reset();
+        cudag_graph *g = make();
+        fake_fail_at(n);
+        int rc = cudag_instantiate(g, NULL, &x, &e);
+        bool hit = F.failed != NULL;
+        if (rc == CUDAG_OK)
+            cudag_exec_destroy(x);
+        else
+            assert_non_null(strstr(e.message, F.failed));
+        /* A failed pop leaves the context pushed (the driver's state). */
+        int live = fake_live();
+        if (hit && strcmp(F.failed, "cuCtxPopCurrent") == 0)
+            live -= F.pushed;
+        if (live != 0)
+            print_error("call %ld (%s) leaked %d\n", n, F.failed, live);
+        assert_int_equal(live, 0);
+        cudag_graph_destroy(g);
+        if (!hit)
+            break;
+        assert_true(n < 10000);
+    }
+    fake_reset();
+}
+
 /* Two child-graph nodes from one file (tests/data/inc/child_scale.yaml),
  * each with its own variables: each scales its half of x into y by its own
  * factor, as child graphs of the built graph. */
@@ -1764,31 +1796,260 @@ static void exec_runs_child_graphs_from_files(void **state)
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
     cudag_graph_destroy(g);
-    /* Every driver call the child nodes add can fail: reported with its
-     * name, nothing left behind. */
-    for (long n = 1;; n++) {
-        fake_reset();
-        g = child_graph();
-        fake_fail_at(n);
-        int rc = cudag_instantiate(g, NULL, &x, &e);
-        bool hit = F.failed != NULL;
-        if (rc == CUDAG_OK)
-            cudag_exec_destroy(x);
-        else
-            assert_non_null(strstr(e.message, F.failed));
-        /* A failed pop leaves the context pushed (the driver's state). */
-        int live = fake_live();
-        if (hit && strcmp(F.failed, "cuCtxPopCurrent") == 0)
-            live -= F.pushed;
-        if (live != 0)
-            print_error("call %ld (%s) leaked %d\n", n, F.failed, live);
-        assert_int_equal(live, 0);
-        cudag_graph_destroy(g);
-        if (!hit)
-            break;
-        assert_true(n < 10000);
-    }
+    /* Every driver call the child nodes add can fail. */
+    every_call_fails(child_graph);
+}
+
+/* Child graphs that a programmatic edge reaches are built inline
+ * (kinds/child.c): three copies of tests/data/inc/child_pdl_fork.yaml (two
+ * chains of two kernels, s -> t and u -> v, joined by programmatic edges),
+ * each after a kernel by a programmatic edge and after a memset by a full
+ * one, chained by programmatic edges, a kernel after the last.  Every edge
+ * joins each of a copy's first kernels (s, u) or each of its last (t, v),
+ * with the kind written. */
+static const char yaml_inline[] =
+    "cudag: 1\n"
+    "modules: {m: k.fatbin}\n"
+    "kernels:\n"
+    "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true}\n"
+    "vars: {H: 256}\n"
+    "buffers:\n"
+    "  x: {type: f32, count: 3*H, init: random}\n"
+    "  w: {type: f32, count: 3*H}\n"
+    "  y: {type: f32, count: 3*H}\n"
+    "nodes:\n"
+    "  head: {kernel: scale_f32, grid: 1, block: H, args: [x, w, 1.0, 3*H]}\n"
+    "  zero: {memset: y, value: 0}\n"
+    "  layer[i in 3]:\n"
+    "    graph: child_pdl_fork.yaml\n"
+    "    vars: {OFF: i*H, N: H, A: i + 2}\n"
+    "    after: [head: programmatic, zero, \"layer[i-1]\": programmatic]\n"
+    "  tail:\n"
+    "    kernel: scale_f32\n"
+    "    grid: 1\n"
+    "    block: H\n"
+    "    args: [y, y, 0.5, 3*H]\n"
+    "    after: [\"layer[2]\": programmatic]\n";
+
+static cudag_graph *inline_graph(void)
+{
+    cudag_graph *g = NULL;
+    cudag_error e;
+    cudag_options o = topts(NULL, NULL);
+    tok(tload_opts(yaml_inline, tsrc("tests/data/inc/parent.yaml"), &o, &g, &e),
+        &e);
+    return g;
+}
+
+/* The index of the fake graph's kernel node that reads buffer `in` from
+ * element `i` and writes `out` from element `o`, n elements; -1: none. */
+static int kernel_node(const fake_graph *fg, const cudag_exec *x,
+                       const char *in, int i, const char *out, int o, int n)
+{
+    const cudag_graph *g = x->g;
+    CUdeviceptr pi = x->bufs[cudag_graph_find_buffer(g, in)] + (CUdeviceptr)i * 4;
+    CUdeviceptr po = x->bufs[cudag_graph_find_buffer(g, out)] + (CUdeviceptr)o * 4;
+    for (int k = 0; k < fg->nnodes; k++)
+        if (fg->nodes[k]->type == CU_GRAPH_NODE_TYPE_KERNEL &&
+            (CUdeviceptr)fg->nodes[k]->vals[0] == pi &&
+            (CUdeviceptr)fg->nodes[k]->vals[1] == po && fg->nodes[k]->vals[3] == (uint64_t)n)
+            return k;
+    return -1;
+}
+
+static int edge_type(const fake_graph *fg, int from, int to)
+{
+    for (int i = 0; i < fg->nedges; i++)
+        if (fg->edges[i].from == from && fg->edges[i].to == to)
+            return (int)fg->edges[i].ed.type;
+    return -1;
+}
+
+static void exec_builds_child_graphs_inline_for_programmatic_edges(void **state)
+{
+    (void)state;
     fake_reset();
+    cudag_graph *g = inline_graph();
+    cudag_error e;
+    char *text;
+    cudag_plan_info pi;
+    tok(cudag_plan(g, &pi, &text, &e), &e);
+    assert_int_equal(pi.child_nodes, 3);
+    tassert_contains(text, "body layer[1]: runs once, from 'child_pdl_fork.yaml', "
+                           "its nodes built into the graph that holds it",
+                     __FILE__, __LINE__);
+    cudag_free(text);
+    tdiag d;
+    cudag_exec_options xo = xopts(&d, 0);
+    cudag_exec *x;
+    tok(cudag_instantiate(g, &xo, &x, &e), &e);
+    assert_int_equal(d.nwarn, 0);
+    const fake_graph *fg = F.last_graph;
+    /* head, zero, tail and the copies' twelve kernels, in the graph itself */
+    assert_int_equal(fg->nnodes, 15);
+    for (int i = 0; i < fg->nnodes; i++)
+        assert_int_not_equal(fg->nodes[i]->type, CU_GRAPH_NODE_TYPE_GRAPH);
+    const int P = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, FULL = 0;
+    const int H = 256, Q = H / 2;
+    int head = kernel_node(fg, x, "x", 0, "w", 0, 3 * H), zero = -1;
+    int tail = kernel_node(fg, x, "y", 0, "y", 0, 3 * H);
+    for (int i = 0; i < fg->nnodes; i++)
+        if (fg->nodes[i]->type == CU_GRAPH_NODE_TYPE_MEMSET)
+            zero = i;
+    assert_true(head >= 0 && zero >= 0 && tail >= 0);
+    /* first[i][h], last[i][h]: copy i's chain h (s -> t, u -> v) */
+    int first[3][2], last[3][2], edges = 0;
+    for (int i = 0; i < 3; i++)
+        for (int h = 0; h < 2; h++) {
+            first[i][h] = kernel_node(fg, x, "x", i * H + h * Q, "y", i * H + h * Q, Q);
+            last[i][h] = kernel_node(fg, x, "y", i * H + h * Q, "y", i * H + h * Q, Q);
+            assert_true(first[i][h] >= 0 && last[i][h] >= 0);
+        }
+    for (int i = 0; i < 3; i++)
+        for (int h = 0; h < 2; h++) {
+            assert_int_equal(edge_type(fg, head, first[i][h]), P);
+            assert_int_equal(edge_type(fg, zero, first[i][h]), FULL);
+            assert_int_equal(edge_type(fg, first[i][h], last[i][h]), P);
+            assert_int_equal(edge_type(fg, first[i][h], last[i][1 - h]), -1);
+            edges += 3;
+            for (int k = 0; k < 2 && i > 0; k++, edges++)
+                assert_int_equal(edge_type(fg, last[i - 1][k], first[i][h]), P);
+            if (i == 2) {
+                assert_int_equal(edge_type(fg, last[i][h], tail), P);
+                edges++;
+            }
+        }
+    assert_int_equal(fg->nedges, edges);
+    cudag_exec_stats st;
+    tok(cudag_exec_get_stats(x, &st), &e);
+    assert_int_equal(st.downgraded_edges, 0);
+    /* and the work: y = 0.5 (i + 2)^2 x over copy i's third */
+    static float xs[768], ys[768];
+    for (int i = 0; i < 768; i++)
+        ys[i] = -1.0f;
+    tok(cudag_exec_write(x, "y", ys, sizeof ys, &e), &e);
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    for (int i = 0; i < 768; i++) {
+        const float a = (float)(i / H + 2);
+        assert_true(ys[i] == 0.5f * (a * (a * xs[i])));
+    }
+    /* Built without PDL, the same nodes, every edge full. */
+    cudag_exec_destroy(x);
+    xo = xopts(&d, CUDAG_NO_PDL);
+    tok(cudag_instantiate(g, &xo, &x, &e), &e);
+    fg = F.last_graph;
+    assert_int_equal(fg->nnodes, 15);
+    assert_int_equal(fg->nedges, edges);
+    for (int i = 0; i < fg->nedges; i++)
+        assert_int_equal(fg->edges[i].ed.type, FULL);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+    /* Every driver call the inline build makes can fail. */
+    every_call_fails(inline_graph);
+}
+
+/* A child graph built inline inside one (tests/data/inc/child_nested.yaml:
+ * its first node is child_pdl_fork.yaml, which a programmatic edge leaves),
+ * in a while body: the body's programmatic edges reach the innermost
+ * kernels, and all of them are the body graph's own. */
+static const char yaml_nested_inline[] =
+    "cudag: 1\n"
+    "modules: {m: k.fatbin}\n"
+    "kernels:\n"
+    "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}, pdl: true}\n"
+    "  cond_count_i32: {params: {counter: ptr, k: i64, c: cond}, pdl: true}\n"
+    "buffers:\n"
+    "  it: {type: i32, count: 1}\n"
+    "  x: {type: f32, count: 256, init: random}\n"
+    "  w: {type: f32, count: 256}\n"
+    "  y: {type: f32, count: 256}\n"
+    "conditions:\n"
+    "  more: {default: 1}\n"
+    "nodes:\n"
+    "  reset: {memset: it, value: 0}\n"
+    "  loop:\n"
+    "    while: more\n"
+    "    after: reset\n"
+    "    body:\n"
+    "      head: {kernel: scale_f32, grid: 1, block: 256, args: [x, w, 1.0, 256]}\n"
+    "      n:\n"
+    "        graph: child_nested.yaml\n"
+    "        vars: {OFF: 0, N: 256, A: 3}\n"
+    "        after: [head: programmatic]\n"
+    "      next:\n"
+    "        kernel: cond_count_i32\n"
+    "        grid: 1\n"
+    "        block: 32\n"
+    "        args: [it, 3, more]\n"
+    "        after: [n: programmatic]\n";
+
+static cudag_graph *nested_inline_graph(void)
+{
+    cudag_graph *g = NULL;
+    cudag_error e;
+    cudag_options o = topts(NULL, NULL);
+    tok(tload_opts(yaml_nested_inline, tsrc("tests/data/inc/parent.yaml"), &o,
+                   &g, &e),
+        &e);
+    return g;
+}
+
+static void exec_builds_nested_inline_children_in_a_body(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g = nested_inline_graph();
+    cudag_error e;
+    tdiag d;
+    cudag_exec_options xo = xopts(&d, 0);
+    cudag_exec *x;
+    tok(cudag_instantiate(g, &xo, &x, &e), &e);
+    assert_int_equal(d.nwarn, 0);
+    const fake_graph *top = F.last_graph;
+    const fake_graph *body = NULL;
+    for (int i = 0; i < top->nnodes; i++)
+        if (top->nodes[i]->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+            body = (const fake_graph *)top->nodes[i]->body[0];
+    assert_non_null(body);
+    /* head, the fork's four kernels, out, next */
+    assert_int_equal(body->nnodes, 7);
+    const int P = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, Q = 128;
+    int first[2], last[2];
+    const int head = kernel_node(body, x, "x", 0, "w", 0, 256);
+    const int out = kernel_node(body, x, "y", 0, "y", 0, 256);
+    int next = -1;
+    for (int i = 0; i < body->nnodes; i++) {
+        assert_int_equal(body->nodes[i]->type, CU_GRAPH_NODE_TYPE_KERNEL);
+        if (strcmp(body->nodes[i]->k->name, "cond_count_i32") == 0)
+            next = i;
+    }
+    assert_true(head >= 0 && out >= 0 && next >= 0);
+    for (int h = 0; h < 2; h++) {
+        first[h] = kernel_node(body, x, "x", h * Q, "y", h * Q, Q);
+        last[h] = kernel_node(body, x, "y", h * Q, "y", h * Q, Q);
+        assert_true(first[h] >= 0 && last[h] >= 0);
+        assert_int_equal(edge_type(body, head, first[h]), P);
+        assert_int_equal(edge_type(body, first[h], last[h]), P);
+        assert_int_equal(edge_type(body, last[h], out), P);
+    }
+    assert_int_equal(edge_type(body, out, next), P);
+    assert_int_equal(body->nedges, 7);
+    static float xs[256], ys[256];
+    tok(cudag_exec_launch(x, 1, &e), &e);
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+    int it;
+    tok(cudag_exec_read(x, "it", &it, sizeof it, &e), &e);
+    assert_int_equal(it, 3);
+    for (int i = 0; i < 256; i++)
+        assert_true(ys[i] == 0.5f * (3.0f * (3.0f * xs[i])));
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+    every_call_fails(nested_inline_graph);
 }
 
 static void exec_survives_every_driver_failure(void **state)
@@ -1890,6 +2151,8 @@ int main(void)
         cmocka_unit_test(exec_initialises_buffers_as_declared),
         cmocka_unit_test(exec_checks_free_memory_before_allocating),
         cmocka_unit_test(exec_runs_child_graphs_from_files),
+        cmocka_unit_test(exec_builds_child_graphs_inline_for_programmatic_edges),
+        cmocka_unit_test(exec_builds_nested_inline_children_in_a_body),
         cmocka_unit_test(exec_checks_code_against_signatures),
         cmocka_unit_test(exec_raises_shared_memory_and_refuses_too_much),
         cmocka_unit_test(exec_sets_cluster_and_priority),

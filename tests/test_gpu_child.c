@@ -1,7 +1,8 @@
 /* test_gpu_child.c — child-graph nodes (`graph: file.yaml`) on the GPU: one
  * layer file used L times with its own variables, against a CPU reference
  * on fresh random data with poisoned outputs; a programmatic edge inside
- * the layer; a scalar argument of a node inside one copy changed
+ * the layer, and the copies chained by programmatic edges (each built
+ * inline); a scalar argument of a node inside one copy changed
  * (cudag_exec_set_arg by full name), a buffer the layers use rebound to the
  * program's memory, and a variable of the parent set (the child files
  * lowered again); a gemm inside the layer file, rebound.  Skips (77)
@@ -105,6 +106,55 @@ static void layers_with_a_programmatic_edge_inside(void **state)
 {
     (void)state;
     layers_match_the_reference(LAYER(": programmatic"));
+}
+
+/* The layers chained by programmatic edges: each copy built inline, the
+ * edge from the last kernel of one (p) to the first of the next (s); the
+ * copies' updates by full name as above.  No edge downgraded on a device
+ * with PDL (compute capability 9.0 and up). */
+static const char parent_pdl[] =
+    "cudag: 1\n"
+    "include: cudag_kernels.yaml\n"
+    "vars: {N: 40000, L: 4, SCALE: 2}\n"
+    "buffers:\n"
+    "  x: {type: f32, count: N*L}\n"
+    "  y: {type: f32, count: N*L}\n"
+    "  z: {type: f32, count: N}\n"
+    "nodes:\n"
+    "  clear: {memset: z, value: 0}\n"
+    "  layer[i in L]:\n"
+    "    graph: layer.yaml\n"
+    "    vars: {OFF: i*N, N: N, A: SCALE + i}\n"
+    "    after: [clear, \"layer[i-1]\": programmatic]\n";
+
+static void layers_chained_by_programmatic_edges(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tmkdir("child"));
+    cudag_graph *g = load_beside(dir, LAYER(": programmatic"), parent_pdl);
+    trm_tree(dir);
+    cudag_exec *x = gpu_instantiate(g, 0, NULL);
+    cudag_error e;
+    cudag_exec_stats st;
+    gpu_ok(cudag_exec_get_stats(x, &st), &e, "stats");
+    if (x->gpu.cc_major >= 9)
+        assert_int_equal(st.downgraded_edges, 0);
+    uint64_t seed = tseed();
+    float a[L] = {2, 3, 4, 5};
+    for (int r = 0; r < 3; r++)
+        run_and_check(x, a, &seed, "chained by programmatic edges");
+    cudag_arg arg = cudag_arg_float(-1.5f);
+    gpu_ok(cudag_exec_set_arg(x, "layer[1].s", 2, &arg, &e), &e,
+           "cudag_exec_set_arg(layer[1].s)");
+    a[1] = -1.5f;
+    run_and_check(x, a, &seed, "chained, layer[1].s's scale set");
+    gpu_ok(cudag_exec_set_var(x, "SCALE", 3, &e), &e, "set_var SCALE");
+    for (int l = 0; l < L; l++)
+        a[l] = (float)(3 + l);
+    run_and_check(x, a, &seed, "chained, SCALE = 3");
+    cudag_exec_destroy(x);
+    cudag_graph_destroy(g);
 }
 
 /* set_arg on a node inside one copy of the layer, then a rebound buffer
@@ -241,6 +291,7 @@ int main(void)
         cmocka_unit_test(layers_with_full_edges),
         cmocka_unit_test(layers_with_a_programmatic_edge_inside),
         cmocka_unit_test(nodes_inside_copies_are_updated),
+        cmocka_unit_test(layers_chained_by_programmatic_edges),
         cmocka_unit_test(gemm_inside_a_child_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

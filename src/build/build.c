@@ -452,15 +452,54 @@ fail:
 
 /* ---- edges ------------------------------------------------------------- */
 
+/* What the nodes one side of an edge reaches say of a programmatic edge
+ * (build_end): the first without a kernel-node port, whether any runs
+ * kernels of its own (pdl_full), and the first reason a downstream kernel
+ * will not wait. */
+typedef struct end_state {
+    cudag__build_ctx b;         /* b.g: the graph of the node asked */
+    bool to, full;
+    const cudag__node *bad;
+    char why[600];
+} end_state;
+
+static bool build_end(void *user, const cudag_graph *h, uint32_t n)
+{
+    end_state *s = user;
+    const cudag__node *nd = &h->nodes[n];
+    const cudag__kind_ops *k = cudag__kind(nd->kind);
+    if (k && k->pdl_full) {
+        s->full = true;
+        return true;
+    }
+    if (!k || !k->pdl_end) {
+        if (!s->bad)
+            s->bad = nd;
+        return true;
+    }
+    if (s->to && !s->why[0] && k->pdl_wait) {
+        s->b.g = h;
+        k->pdl_wait(&s->b, nd, s->why, sizeof s->why);
+    }
+    return true;
+}
+
+/* Calls fn for each node side `to` of edge ed of h reaches as built: the
+ * node, or, where a programmatic edge (as written) reaches a child graph
+ * built inline, its first or last nodes (kind.h, edge_ends). */
+static void edge_side(const cudag_graph *h, const cudag__edge *ed, bool to,
+                      cudag__end_fn fn, void *user)
+{
+    uint32_t n = to ? ed->to : ed->from;
+    cudag__edge_reach(h, n, !to, fn, user);
+}
+
 /* How edge e of graph h (a graph of g's tree) is built, into *kind; a
  * downgrade is reported to d.  Returns the report's status. */
 static int edge_kind(const cudag__gpu *gpu, const cudag_graph *h,
                      const cudag__code *c, unsigned flags, cudag__diag *d,
                      uint32_t e, uint8_t *kind, unsigned *downgraded)
 {
-    /* The code is only read here. */
-    cudag__build_ctx b = {gpu, h, (cudag__code *)(uintptr_t)c, NULL, NULL,
-                          NULL, NULL, NULL, NULL, NULL};
     const cudag__edge *ed = &h->edges[e];
     *kind = (uint8_t)ed->kind;
     if (ed->kind == CUDAG_EDGE_FULL)
@@ -470,25 +509,32 @@ static int edge_kind(const cudag__gpu *gpu, const cudag_graph *h,
         return CUDAG_OK;
     }
     const cudag__node *from = &h->nodes[ed->from], *to = &h->nodes[ed->to];
-    char why[600];
-    why[0] = '\0';
-    const cudag__kind_ops *fk = cudag__kind(from->kind);
-    const cudag__kind_ops *tk = cudag__kind(to->kind);
-    if ((fk && fk->pdl_full) || (tk && tk->pdl_full)) {
+    /* The code is only read here. */
+    end_state fs, ts;
+    memset(&fs, 0, sizeof fs);
+    fs.b = (cudag__build_ctx){gpu, h, (cudag__code *)(uintptr_t)c, NULL, NULL,
+                              NULL, NULL, NULL, NULL, NULL};
+    ts = fs;
+    ts.to = true;
+    edge_side(h, ed, false, build_end, &fs);
+    edge_side(h, ed, true, build_end, &ts);
+    if (fs.full || ts.full) {
         /* The checker warned at the edge already. */
         *kind = CUDAG_EDGE_FULL;
         (*downgraded)++;
         return CUDAG_OK;
     }
-    if (!fk || !tk || !fk->pdl_end || !tk->pdl_end) {
+    char why[600];
+    why[0] = '\0';
+    if (fs.bad || ts.bad) {
         snprintf(why, sizeof why, "both ends must be kernel nodes");
     } else if (gpu->cc_major < 9) {
         snprintf(why, sizeof why,
                  "the device (%s, compute capability %d.%d) has no "
                  "programmatic dependent launch (needs 9.0)",
                  gpu->name, gpu->cc_major, gpu->cc_minor);
-    } else if (tk->pdl_wait) {
-        tk->pdl_wait(&b, to, why, sizeof why);
+    } else if (ts.why[0]) {
+        snprintf(why, sizeof why, "%s", ts.why);
     }
     if (!why[0])
         return CUDAG_OK;
@@ -563,11 +609,57 @@ static int add_node(const cudag__build_ctx *bc, uint32_t n, CUgraph graph,
     return k->add(bc, n, graph, &bc->tree_nodes[bc->g->node_base + n], err);
 }
 
-static int add_edge(const cudag__gpu *gpu, const cudag_graph *g,
-                    CUgraph graph, const CUgraphNode *nodes, uint32_t from,
-                    uint32_t to, cudag_edge_kind kind, cudag__pos pos,
-                    cudag_error *err)
+/* The driver handles of the nodes one side of an edge reaches (edge_side):
+ * one, or a child graph's first or last nodes where it is built inline. */
+typedef struct handles {
+    const CUgraphNode *tree;    /* the tree's handles (flat numbering) */
+    CUgraphNode one[4], *h;     /* h: one, or the heap past 4 */
+    size_t n, cap;
+    bool oom;
+} handles;
+
+static bool put_handle(void *user, const cudag_graph *g, uint32_t n)
 {
+    handles *hs = user;
+    if (hs->n == hs->cap) {
+        size_t cap = hs->cap * 2;
+        CUgraphNode *h = cudag__calloc(cap, sizeof *h);
+        if (!h) {
+            hs->oom = true;
+            return false;
+        }
+        memcpy(h, hs->h, hs->n * sizeof *h);
+        if (hs->h != hs->one)
+            cudag__free(hs->h);
+        hs->h = h;
+        hs->cap = cap;
+    }
+    hs->h[hs->n++] = hs->tree[g->node_base + n];
+    return true;
+}
+
+static void handles_of(handles *hs, const CUgraphNode *tree,
+                       const cudag_graph *g, uint32_t n, bool last)
+{
+    *hs = (handles){tree, {NULL}, NULL, 0, 4, false};
+    hs->h = hs->one;
+    cudag__edge_reach(g, n, last, put_handle, hs);
+}
+
+static void handles_free(handles *hs)
+{
+    if (hs->h != hs->one)
+        cudag__free(hs->h);
+}
+
+/* Edge from -> to of g, into `graph`: one dependency per pair of the
+ * nodes each end reaches (a child graph built inline: its last nodes, its
+ * first ones), all of the edge's kind, in one call. */
+static int add_edge(const cudag__build_ctx *bc, const cudag_graph *g,
+                    CUgraph graph, uint32_t from, uint32_t to,
+                    cudag_edge_kind kind, cudag__pos pos, cudag_error *err)
+{
+    const cudag__gpu *gpu = bc->gpu;
     CUgraphEdgeData ed;
     memset(&ed, 0, sizeof ed);
     if (kind == CUDAG_EDGE_PROGRAMMATIC) {
@@ -577,16 +669,48 @@ static int add_edge(const cudag__gpu *gpu, const cudag_graph *g,
         ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
         ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
     }
-    CUresult r = gpu->drv->cuGraphAddDependencies(graph, &nodes[from],
-                                                  &nodes[to], &ed, 1);
+    handles fh, th;
+    handles_of(&fh, bc->tree_nodes, g, from, true);
+    handles_of(&th, bc->tree_nodes, g, to, false);
+    size_t np = fh.n * th.n;
+    CUgraphNode one_f, one_t, *pf = &one_f, *pt = &one_t;
+    CUgraphEdgeData one_ed, *pe = &one_ed;
+    if (np > 1 && !fh.oom && !th.oom) {
+        pf = cudag__calloc(np, sizeof *pf);
+        pt = cudag__calloc(np, sizeof *pt);
+        pe = cudag__calloc(np, sizeof *pe);
+    }
+    int rc = CUDAG_OK;
+    if (fh.oom || th.oom || !pf || !pt || !pe) {
+        rc = cudag__fail_at(err, CUDAG_ENOMEM, pos.line ? pos : g->nodes[to].pos,
+                            "out of memory building the edge '%s' -> '%s'",
+                            g->nodes[from].name, g->nodes[to].name);
+        goto done;
+    }
+    for (size_t i = 0; i < fh.n; i++)
+        for (size_t j = 0; j < th.n; j++) {
+            pf[i * th.n + j] = fh.h[i];
+            pt[i * th.n + j] = th.h[j];
+            pe[i * th.n + j] = ed;
+        }
+    CUresult r = gpu->drv->cuGraphAddDependencies(graph, pf, pt, pe, np);
     if (r != CUDA_SUCCESS)
-        return cudag__cu_fail(err, gpu->drv, r,
-                              pos.line ? pos : g->nodes[to].pos,
-                              "cuGraphAddDependencies for the %s edge '%s' -> "
-                              "'%s'",
-                              cudag_edge_kind_name(kind), g->nodes[from].name,
-                              g->nodes[to].name);
-    return CUDAG_OK;
+        rc = cudag__cu_fail(err, gpu->drv, r,
+                            pos.line ? pos : g->nodes[to].pos,
+                            "cuGraphAddDependencies for the %s edge '%s' -> "
+                            "'%s'",
+                            cudag_edge_kind_name(kind), g->nodes[from].name,
+                            g->nodes[to].name);
+done:
+    if (pf != &one_f)
+        cudag__free(pf);
+    if (pt != &one_t)
+        cudag__free(pt);
+    if (pe != &one_ed)
+        cudag__free(pe);
+    handles_free(&fh);
+    handles_free(&th);
+    return rc;
 }
 
 /* In the serial chain, consecutive nodes keep the kind of the edge written
@@ -639,13 +763,12 @@ static int build_into(const build_state *st, const cudag_graph *h,
     for (uint32_t n = 0; n < h->nnodes; n++)
         if ((rc = add_node(bc, n, graph, err)) != CUDAG_OK)
             return rc;
-    const CUgraphNode *nodes = bc->tree_nodes + h->node_base;
     const cudag__topo *t = &h->topo;
     if (st->mode == CUDAG__BUILD_SERIAL) {
         for (uint32_t i = 1; i < h->nnodes; i++) {
             uint32_t from = t->order ? t->order[i - 1] : i - 1;
             uint32_t to = t->order ? t->order[i] : i;
-            rc = add_edge(bc->gpu, h, graph, nodes, from, to,
+            rc = add_edge(bc, h, graph, from, to,
                           serial_kind(h, st->kinds, from, to),
                           h->nodes[to].pos, err);
             if (rc != CUDAG_OK)
@@ -661,8 +784,7 @@ static int build_into(const build_state *st, const cudag_graph *h,
         cudag_edge_kind kind = CUDAG_EDGE_FULL;
         if (st->mode == CUDAG__BUILD_EDGES && st->kinds)
             kind = (cudag_edge_kind)st->kinds[h->edge_base + e];
-        rc = add_edge(bc->gpu, h, graph, nodes, ed->from, ed->to, kind,
-                      ed->pos, err);
+        rc = add_edge(bc, h, graph, ed->from, ed->to, kind, ed->pos, err);
         if (rc != CUDAG_OK)
             return rc;
     }

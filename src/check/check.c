@@ -229,22 +229,55 @@ static const char *first_at(const cudag__edge *e, char *buf, size_t cap)
     return buf;
 }
 
+/* The first node of one side of a programmatic or launch-order edge whose
+ * kind has no kernel-node port, and whether every such node runs kernels
+ * of its own (pdl_full: the edge is then built full, safely). */
+typedef struct bad_end {
+    const cudag__node *bad;
+    bool all_full;
+} bad_end;
+
+static bool note_end(void *user, const cudag_graph *h, uint32_t n)
+{
+    bad_end *be = user;
+    const cudag__node *nd = &h->nodes[n];
+    const cudag__kind_ops *k = cudag__kind(nd->kind);
+    if (k && k->pdl_end)
+        return true;
+    if (!be->bad)
+        be->bad = nd;
+    be->all_full = be->all_full && k && k->pdl_full;
+    return true;
+}
+
+/* Calls fn for each node the edge's side reaches as built: the node, or,
+ * for a programmatic edge, the first or last nodes of a child graph built
+ * inline (kind.h, edge_ends). */
+static void edge_side(const cudag_graph *g, const cudag__edge *e, bool to,
+                      cudag__end_fn fn, void *user)
+{
+    uint32_t n = to ? e->to : e->from;
+    if (e->kind == CUDAG_EDGE_PROGRAMMATIC)
+        cudag__edge_reach(g, n, !to, fn, user);
+    else
+        fn(user, g, n);
+}
+
 /* Both ends of a programmatic or launch-order edge must be of kinds that
- * have the driver's kernel-node ports. */
+ * have the driver's kernel-node ports: where it reaches a child graph built
+ * inline, each of the child's first (or last) nodes. */
 static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
                            const cudag__node *f, const cudag__node *t)
 {
-    const cudag__kind_ops *fk = cudag__kind(f->kind),
-                          *tk = cudag__kind(t->kind);
-    bool fok = fk && fk->pdl_end, tok = tk && tk->pdl_end;
-    if (fok && tok)
+    bad_end fb = {NULL, true}, tb = {NULL, true};
+    edge_side(c->g, e, false, note_end, &fb);
+    edge_side(c->g, e, true, note_end, &tb);
+    if (!fb.bad && !tb.bad)
         return;
     /* An end that runs kernels of its own makes the edge a full one,
      * safely: say so where it was written. */
-    bool fsafe = fok || (fk && fk->pdl_full);
-    bool tsafe = tok || (tk && tk->pdl_full);
-    if (fsafe && tsafe) {
-        const cudag__node *lib = fok ? t : f;
+    if ((!fb.bad || fb.all_full) && (!tb.bad || tb.all_full)) {
+        const cudag__node *lib = fb.bad ? fb.bad : tb.bad;
         cudag__check_warn(c, CUDAG_EPDL, e->pos,
                           "%s edge %s -> %s built as a full edge: '%s' is a "
                           "%s node (%s)",
@@ -254,46 +287,62 @@ static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
         return;
     }
     char which[600];
-    if (!fok && !tok)
+    if (fb.bad && tb.bad)
         snprintf(which, sizeof which, "'%s' is a %s node, '%s' is a %s node",
-                 f->name, cudag__node_kind_name(f->kind), t->name,
-                 cudag__node_kind_name(t->kind));
+                 fb.bad->name, cudag__node_kind_name(fb.bad->kind),
+                 tb.bad->name, cudag__node_kind_name(tb.bad->kind));
     else
         snprintf(which, sizeof which, "'%s' is a %s node",
-                 fok ? t->name : f->name,
-                 cudag__node_kind_name(fok ? t->kind : f->kind));
+                 (fb.bad ? fb.bad : tb.bad)->name,
+                 cudag__node_kind_name((fb.bad ? fb.bad : tb.bad)->kind));
     cudag__check_fail(c, CUDAG_EEDGE, e->pos,
                       "%s edge %s -> %s: both ends must be kernel nodes (%s)",
                       cudag_edge_kind_name(e->kind), f->name, t->name, which);
+}
+
+/* The first reason a node the edge reaches will not wait (into why). */
+typedef struct wait_why {
+    char why[600];
+} wait_why;
+
+static bool note_wait(void *user, const cudag_graph *h, uint32_t n)
+{
+    wait_why *w = user;
+    const cudag__node *nd = &h->nodes[n];
+    const cudag__kind_ops *k = cudag__kind(nd->kind);
+    if (k && k->pdl_end && k->pdl_check)
+        k->pdl_check(h, nd, w->why, sizeof w->why);
+    return !w->why[0];
 }
 
 /* A programmatic or launch-order edge into a kernel that will not wait is a
  * race the GPU build would refuse (downgrading the edge): said here, at the
  * edge, before any GPU; an error under CUDAG_STRICT, in the words of the
  * build's (build.c), so `check --strict` refuses what `run --strict` does.
- * Not under CUDAG_NO_PDL, which builds it full. */
+ * Not under CUDAG_NO_PDL, which builds it full.  Each kernel of a child
+ * graph built inline that the edge reaches must wait. */
 static void check_pdl_wait(cudag__checker *c, const cudag__edge *e,
                            const cudag__node *f, const cudag__node *t)
 {
-    const cudag__kind_ops *fk = cudag__kind(f->kind),
-                          *tk = cudag__kind(t->kind);
-    if (!fk || !tk || !fk->pdl_end || !tk->pdl_end || !tk->pdl_check ||
-        (c->d->flags & CUDAG_NO_PDL))
+    bad_end fb = {NULL, true}, tb = {NULL, true};
+    edge_side(c->g, e, false, note_end, &fb);
+    edge_side(c->g, e, true, note_end, &tb);
+    if (fb.bad || tb.bad || (c->d->flags & CUDAG_NO_PDL))
         return;
-    char why[600];
-    why[0] = '\0';
-    tk->pdl_check(c->g, t, why, sizeof why);
-    if (why[0] && (c->d->flags & CUDAG_STRICT))
+    wait_why w;
+    w.why[0] = '\0';
+    edge_side(c->g, e, true, note_wait, &w);
+    if (w.why[0] && (c->d->flags & CUDAG_STRICT))
         cudag__check_fail(c, CUDAG_EPDL, cudag__pick(e->pos, t->pos),
                           "%s edge '%s' -> '%s' is not safe: %s",
                           cudag_edge_kind_name(e->kind), f->name, t->name,
-                          why);
-    else if (why[0])
+                          w.why);
+    else if (w.why[0])
         cudag__check_warn(c, CUDAG_EPDL, cudag__pick(e->pos, t->pos),
                           "%s edge '%s' -> '%s' will be built as a full edge: "
                           "%s",
                           cudag_edge_kind_name(e->kind), f->name, t->name,
-                          why);
+                          w.why);
 }
 
 static void report_edges(cudag__checker *c, const uint32_t *dup)

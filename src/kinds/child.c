@@ -1,8 +1,10 @@
 /* child.c — child-graph nodes: another graph file's nodes, lowered
  * once per node with the variables the node sets, built into a child graph
- * (cuGraphAddChildGraphNode).  `include` inlines a file into its includer;
- * a child graph stays one node of its parent, so that a layer written once
- * is used N times.  One entry of the node-kind table (kind.h). */
+ * (cuGraphAddChildGraphNode), or, where a programmatic edge reaches them,
+ * into the graph that holds the node.  `include` inlines a file into its
+ * includer; a child graph stays one node of its parent (to the checker and
+ * the user, however it is built), so that a layer written once is used N
+ * times.  One entry of the node-kind table (kind.h). */
 #include "cudag.h"
 #include "base/alloc.h"
 #include "base/diag.h"
@@ -268,15 +270,70 @@ static void check(cudag__checker *c, const cudag__node *n)
     c->check_sub(c, n->u.ch.sub);
 }
 
+/* ---- built inline ------------------------------------------------------ */
+
+/* A child graph that a programmatic edge goes into or out of is built
+ * inline: its nodes are added to the graph that holds the node, since a
+ * child-graph node has no programmatic port and its kernels do.  Every edge
+ * of the node then joins its first nodes (those no edge of the child goes
+ * into) or its last ones (no edge goes out of): the same order as the child
+ * graph's, a full edge included, and a programmatic one reaches each kernel
+ * (the checker refuses it where one of them is not a kernel). */
+static bool built_inline(const cudag_graph *h, uint32_t n)
+{
+    /* An empty child has no kernel to reach: it stays one node, and the
+     * edge is refused at it. */
+    const cudag_graph *sub = h->nodes[n].u.ch.sub;
+    if (!sub || !sub->nnodes)
+        return false;
+    for (uint32_t e = 0; e < h->nedges; e++)
+        if ((h->edges[e].from == n || h->edges[e].to == n) &&
+            h->edges[e].kind == CUDAG_EDGE_PROGRAMMATIC)
+            return true;
+    return false;
+}
+
+/* kind.h, edge_ends: the child's first (last) nodes, when it is built
+ * inline. */
+static int edge_ends(const cudag_graph *h, uint32_t n, bool last,
+                     cudag__end_fn fn, void *user)
+{
+    if (!built_inline(h, n))
+        return -1;
+    const cudag_graph *sub = h->nodes[n].u.ch.sub;
+    /* Which nodes an edge of the child leaves (last) or enters: a scan
+     * per node where there is no memory for the marks. */
+    bool *joined = cudag__calloc(sub->nnodes, sizeof *joined);
+    if (joined)
+        for (uint32_t e = 0; e < sub->nedges; e++)
+            joined[last ? sub->edges[e].from : sub->edges[e].to] = true;
+    bool go = true;
+    for (uint32_t m = 0; m < sub->nnodes && go; m++) {
+        bool end = joined ? !joined[m] : true;
+        for (uint32_t e = 0; !joined && e < sub->nedges && end; e++)
+            end = (last ? sub->edges[e].from : sub->edges[e].to) != m;
+        if (end)
+            go = fn(user, sub, m);
+    }
+    cudag__free(joined);
+    return go ? 1 : 0;
+}
+
 /* ---- build ------------------------------------------------------------ */
 
 /* The child's nodes are added to the graph the node embeds (not to a graph
- * the node copies), so that their handles stay those of the built graph. */
+ * the node copies), so that their handles stay those of the built graph;
+ * built inline, to the graph that holds the node, which then has no handle
+ * of its own (its edges are built at edge_ends). */
 static int add(const cudag__build_ctx *b, uint32_t n, CUgraph graph,
                CUgraphNode *out, cudag_error *err)
 {
     const cudag__node *nd = &b->g->nodes[n];
     const cudag__drv *d = b->gpu->drv;
+    if (built_inline(b->g, n)) {
+        *out = NULL;
+        return b->build_sub(b, nd->u.ch.sub, graph, err);
+    }
     CUgraph empty = NULL, child = NULL;
     CUresult r = d->cuGraphCreate(&empty, 0);
     if (r != CUDA_SUCCESS)
@@ -309,15 +366,21 @@ static void dot_label(cudag__sb *b, const cudag_graph *g, const cudag__node *n)
 static void body_label(cudag__sb *b, const cudag_graph *g,
                        const cudag__node *n, uint32_t slot, bool dot)
 {
-    (void)g, (void)slot;
+    (void)slot;
     const char *file = n->u.ch.file ? n->u.ch.file : "";
+    bool flat = built_inline(g, (uint32_t)(n - g->nodes));
     if (dot) {
         cudag__sb_dot_escape(b, n->name);
-        cudag__sb_puts(b, ": graph ");
+        cudag__sb_puts(b, flat ? ": graph (inline) " : ": graph ");
         cudag__sb_dot_escape(b, file);
         return;
     }
-    cudag__sb_printf(b, "runs once, as a child graph, from '%s'", file);
+    if (flat)
+        cudag__sb_printf(b, "runs once, from '%s', its nodes built into the "
+                            "graph that holds it (a programmatic edge "
+                            "reaches them)", file);
+    else
+        cudag__sb_printf(b, "runs once, as a child graph, from '%s'", file);
 }
 
 /* ---- the table entry ------------------------------------------------ */
@@ -342,6 +405,7 @@ const cudag__kind_ops cudag__kind_child = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof *keys,
     .pdl_end = false,
+    .edge_ends = edge_ends,
     .in_body = true,
     .plan_count = offsetof(cudag_plan_info, child_nodes),
     .read_yaml = read_yaml,

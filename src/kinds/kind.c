@@ -3,8 +3,11 @@
  * node's kind. */
 #include "kinds/kind.h"
 #include "cudag.h"
+#include "ir/graph.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Indexed by cudag_node_kind: table[k]->kind == k (tests/test_kind.c checks). */
 static const cudag__kind_ops *const table[] = {
@@ -36,4 +39,28 @@ const char *cudag__node_kind_name(cudag_node_kind k)
 {
     const cudag__kind_ops *ops = cudag__kind(k);
     return ops ? ops->name : table[0]->name;
+}
+
+/* cudag__edge_reach's walk: the kinds list one level of a node built
+ * inline, and this table sends each node they name through again. */
+typedef struct reach {
+    cudag__end_fn fn;
+    void *user;
+    bool last;
+} reach;
+
+static bool reach_one(void *user, const cudag_graph *h, uint32_t n)
+{
+    const reach *r = user;
+    const cudag__kind_ops *k = cudag__kind(h->nodes[n].kind);
+    int rc = k && k->edge_ends ? k->edge_ends(h, n, r->last, reach_one, user)
+                               : -1;
+    return rc < 0 ? r->fn(r->user, h, n) : rc > 0;
+}
+
+bool cudag__edge_reach(const cudag_graph *h, uint32_t n, bool last,
+                       cudag__end_fn fn, void *user)
+{
+    reach r = {fn, user, last};
+    return reach_one(&r, h, n);
 }

@@ -28,6 +28,11 @@ typedef struct cudag__checker cudag__checker;
 typedef struct cudag__lower cudag__lower;
 typedef struct cudag__pending cudag__pending;
 
+/* Called by edge_ends (below) for each node an edge reaches: node n of
+ * graph h (the node's own graph, or a sub-graph built inline).  Returns false
+ * to stop. */
+typedef bool (*cudag__end_fn)(void *user, const cudag_graph *h, uint32_t n);
+
 /* What the build stage hands a kind's build steps.  A field added here for a
  * new kind leaves the other kinds' code as it is. */
 typedef struct cudag__build_ctx cudag__build_ctx;
@@ -128,6 +133,15 @@ typedef struct cudag__kind_ops {
      * built as a full edge.  The checker warns with it at the edge, where
      * otherwise the edge is an error; the build makes the edge full. */
     const char *pdl_full;
+    /* For a kind whose node may be built inline, its nodes added to the
+     * graph that holds it (a child graph with a programmatic edge): when
+     * node n of h is built so, calls fn for each of its first nodes (last
+     * false: those an edge into n then reaches) or its last ones, and
+     * returns 1, or 0 as soon as fn returns false; -1, calling nothing,
+     * when n is built as one node.  The stages ask cudag__edge_reach.
+     * NULL: never built inline. */
+    int (*edge_ends)(const cudag_graph *h, uint32_t n, bool last,
+                     cudag__end_fn fn, void *user);
     /* May the node be inside a conditional body?  The driver allows
      * kernels, memsets, memcpys, empty nodes, child graphs and conditionals
      * there (CUDA_CONDITIONAL_NODE_PARAMS); the checker refuses the rest. */
@@ -251,6 +265,14 @@ const cudag__kind_ops *cudag__kind(cudag_node_kind k);
 
 /* The kinds in table order (the order of cudag_node_kind); *n their count. */
 const cudag__kind_ops *const *cudag__kinds(size_t *n);
+
+/* Calls fn for each node an edge into node n of h (last false) or out of
+ * it (last true) joins as built: n itself, or, for a node built inline
+ * (edge_ends), its first or last nodes, each in turn the same way.  False
+ * as soon as fn returns false.  The checker checks a programmatic edge's
+ * ends there, and the build adds each edge there. */
+bool cudag__edge_reach(const cudag_graph *h, uint32_t n, bool last,
+                       cudag__end_fn fn, void *user);
 
 /* The kind's name; "kernel" for a value that names no kind. */
 const char *cudag__node_kind_name(cudag_node_kind k);
