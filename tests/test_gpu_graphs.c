@@ -125,6 +125,18 @@ static void ref_pdl_deep_chain(host *h)
         axpy(B(h, "x"), B(h, "y"), 0.5f, n);
 }
 
+/* graphs/layers.yaml: one layer file, L copies built inline, chained by
+ * programmatic edges. */
+static void ref_layers(host *h)
+{
+    long n = V(h, "N"), l = V(h, "L");
+    memcpy(B(h, "h"), B(h, "x"), (size_t)n * sizeof(float));
+    for (long i = 0; i < l; i++) {
+        scale(B(h, "h"), B(h, "y") + i * n, (float)(i + 2), n);
+        axpy(B(h, "y") + i * n, B(h, "h"), 0.25f, n);
+    }
+}
+
 /* graphs/user_kernels.yaml: the user's own kernels from user_kernels.cu. */
 static void ref_user_kernels(host *h)
 {
@@ -402,6 +414,8 @@ static const struct reference {
     {"repeat", ref_repeat, NULL, 0, BURST, NULL},
     {"wavefront", ref_wavefront, poison_wavefront, 0, BURST, NULL},
     {"pdl_deep_chain", ref_pdl_deep_chain, NULL, 0, BURST, NULL},
+    /* A layer file's copies, each a child graph built inline. */
+    {"layers", ref_layers, NULL, 0, BURST, NULL},
     /* The decode chains update x in place: each replay is 8 more layers,
      * and a few replays already test that the chain resumes correctly. */
     {"decode_chain", ref_decode_chain, NULL, 1e-2, 3, NULL},

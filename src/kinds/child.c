@@ -301,21 +301,24 @@ static int edge_ends(const cudag_graph *h, uint32_t n, bool last,
     if (!built_inline(h, n))
         return -1;
     const cudag_graph *sub = h->nodes[n].u.ch.sub;
-    /* Which nodes an edge of the child leaves (last) or enters: a scan
-     * per node where there is no memory for the marks. */
-    bool *joined = cudag__calloc(sub->nnodes, sizeof *joined);
-    if (joined)
-        for (uint32_t e = 0; e < sub->nedges; e++)
-            joined[last ? sub->edges[e].from : sub->edges[e].to] = true;
+    /* Which nodes no edge of the child leaves (last) or enters: from its
+     * checked topology, or, before the child passed its checks, a scan of
+     * its edges per node (no allocation: a check must not fail for want of
+     * memory it does not need). */
+    const cudag__topo *t = &sub->topo;
+    const uint32_t *start = !sub->checked ? NULL
+                            : last        ? t->out_start
+                                          : t->in_start;
     bool go = true;
     for (uint32_t m = 0; m < sub->nnodes && go; m++) {
-        bool end = joined ? !joined[m] : true;
-        for (uint32_t e = 0; !joined && e < sub->nedges && end; e++)
+        bool end = true;
+        if (start)
+            end = start[m + 1] == start[m];
+        for (uint32_t e = 0; !start && e < sub->nedges && end; e++)
             end = (last ? sub->edges[e].from : sub->edges[e].to) != m;
         if (end)
             go = fn(user, sub, m);
     }
-    cudag__free(joined);
     return go ? 1 : 0;
 }
 
