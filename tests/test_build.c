@@ -2139,6 +2139,39 @@ static void exec_survives_every_allocation_failure(void **state)
     fake_reset();
 }
 
+/* The inline build's own allocations (an edge joining several first or
+ * last kernels) fail cleanly too: at instantiate and building the serial
+ * variant, where the inline copies' edges join the chain. */
+static void exec_inline_survives_every_allocation_failure(void **state)
+{
+    (void)state;
+    for (long n = 1;; n++) {
+        fake_reset();
+        cudag_graph *g = inline_graph();
+        cudag_exec *x = NULL;
+        cudag_error e;
+        cudag__alloc_fail_after(n);
+        int rc = cudag_instantiate(g, NULL, &x, &e);
+        int rc2 = x ? cudag_exec_prepare(x, CUDAG_REPLAY_GRAPH_SERIAL, &e) : CUDAG_OK;
+        long made = cudag__alloc_fail_after(-1);
+        if (rc != CUDAG_OK) {
+            assert_int_equal(rc, CUDAG_ENOMEM);
+            assert_null(x);
+        }
+        assert_true(rc2 == CUDAG_OK || rc2 == CUDAG_ENOMEM);
+        if (x) {
+            tok(cudag_exec_replay(x, CUDAG_REPLAY_GRAPH_SERIAL, 1, &e), &e);
+            tok(cudag_exec_launch(x, 1, &e), &e);
+        }
+        cudag_exec_destroy(x);
+        assert_int_equal(fake_live(), 0);
+        cudag_graph_destroy(g);
+        if (made < n)
+            break;
+    }
+    fake_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2175,6 +2208,7 @@ int main(void)
         cmocka_unit_test(exec_float_arguments_and_variables),
         cmocka_unit_test(exec_survives_every_driver_failure),
         cmocka_unit_test(exec_survives_every_allocation_failure),
+        cmocka_unit_test(exec_inline_survives_every_allocation_failure),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fake_finish();
