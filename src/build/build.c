@@ -484,16 +484,6 @@ static bool build_end(void *user, const cudag_graph *h, uint32_t n)
     return true;
 }
 
-/* Calls fn for each node side `to` of edge ed of h reaches as built: the
- * node, or, where a programmatic edge (as written) reaches a child graph
- * built inline, its first or last nodes (kind.h, edge_ends). */
-static void edge_side(const cudag_graph *h, const cudag__edge *ed, bool to,
-                      cudag__end_fn fn, void *user)
-{
-    uint32_t n = to ? ed->to : ed->from;
-    cudag__edge_reach(h, n, !to, fn, user);
-}
-
 /* How edge e of graph h (a graph of g's tree) is built, into *kind; a
  * downgrade is reported to d.  Returns the report's status. */
 static int edge_kind(const cudag__gpu *gpu, const cudag_graph *h,
@@ -516,8 +506,8 @@ static int edge_kind(const cudag__gpu *gpu, const cudag_graph *h,
                               NULL, NULL, NULL, NULL, NULL};
     ts = fs;
     ts.to = true;
-    edge_side(h, ed, false, build_end, &fs);
-    edge_side(h, ed, true, build_end, &ts);
+    cudag__edge_side(h, ed, false, build_end, &fs);
+    cudag__edge_side(h, ed, true, build_end, &ts);
     if (fs.full || ts.full) {
         /* The checker warned at the edge already. */
         *kind = CUDAG_EDGE_FULL;
@@ -609,108 +599,65 @@ static int add_node(const cudag__build_ctx *bc, uint32_t n, CUgraph graph,
     return k->add(bc, n, graph, &bc->tree_nodes[bc->g->node_base + n], err);
 }
 
-/* The driver handles of the nodes one side of an edge reaches (edge_side):
- * one, or a child graph's first or last nodes where it is built inline. */
-typedef struct handles {
-    const CUgraphNode *tree;    /* the tree's handles (flat numbering) */
-    CUgraphNode one[4], *h;     /* h: one, or the heap past 4 */
-    size_t n, cap;
-    bool oom;
-} handles;
+/* Edge from -> to of g, into `graph`: one dependency for each pair of the
+ * nodes its ends reach (cudag__edge_reach: a child graph built inline joins
+ * by its last nodes, or its first), all of the edge's kind.  The walk over
+ * the upstream end (add_from) walks the downstream one for each node it
+ * reaches (add_pair). */
+typedef struct edge_add {
+    const cudag__build_ctx *bc;
+    const cudag_graph *g;       /* the edge's graph */
+    CUgraph graph;
+    uint32_t from, to;
+    CUgraphEdgeData ed;
+    cudag_edge_kind kind;
+    cudag__pos pos;
+    CUgraphNode src;            /* the upstream node of the pair */
+    cudag_error *err;
+    int rc;
+} edge_add;
 
-static bool put_handle(void *user, const cudag_graph *g, uint32_t n)
+static bool add_pair(void *user, const cudag_graph *h, uint32_t n)
 {
-    handles *hs = user;
-    if (hs->n == hs->cap) {
-        size_t cap = hs->cap * 2;
-        CUgraphNode *h = cudag__calloc(cap, sizeof *h);
-        if (!h) {
-            hs->oom = true;
-            return false;
-        }
-        memcpy(h, hs->h, hs->n * sizeof *h);
-        if (hs->h != hs->one)
-            cudag__free(hs->h);
-        hs->h = h;
-        hs->cap = cap;
-    }
-    hs->h[hs->n++] = hs->tree[g->node_base + n];
-    return true;
+    edge_add *a = user;
+    CUgraphNode dst = a->bc->tree_nodes[h->node_base + n];
+    const cudag__gpu *gpu = a->bc->gpu;
+    CUresult r = gpu->drv->cuGraphAddDependencies(a->graph, &a->src, &dst,
+                                                  &a->ed, 1);
+    if (r == CUDA_SUCCESS)
+        return true;
+    const cudag_graph *g = a->g;
+    a->rc = cudag__cu_fail(a->err, gpu->drv, r,
+                           a->pos.line ? a->pos : g->nodes[a->to].pos,
+                           "cuGraphAddDependencies for the %s edge '%s' -> "
+                           "'%s'",
+                           cudag_edge_kind_name(a->kind), g->nodes[a->from].name,
+                           g->nodes[a->to].name);
+    return false;
 }
 
-static void handles_of(handles *hs, const CUgraphNode *tree,
-                       const cudag_graph *g, uint32_t n, bool last)
+static bool add_from(void *user, const cudag_graph *h, uint32_t n)
 {
-    *hs = (handles){tree, {NULL}, NULL, 0, 4, false};
-    hs->h = hs->one;
-    cudag__edge_reach(g, n, last, put_handle, hs);
+    edge_add *a = user;
+    a->src = a->bc->tree_nodes[h->node_base + n];
+    return cudag__edge_reach(a->g, a->to, false, add_pair, a);
 }
 
-static void handles_free(handles *hs)
-{
-    if (hs->h != hs->one)
-        cudag__free(hs->h);
-}
-
-/* Edge from -> to of g, into `graph`: one dependency per pair of the
- * nodes each end reaches (a child graph built inline: its last nodes, its
- * first ones), all of the edge's kind, in one call. */
 static int add_edge(const cudag__build_ctx *bc, const cudag_graph *g,
                     CUgraph graph, uint32_t from, uint32_t to,
                     cudag_edge_kind kind, cudag__pos pos, cudag_error *err)
 {
-    const cudag__gpu *gpu = bc->gpu;
-    CUgraphEdgeData ed;
-    memset(&ed, 0, sizeof ed);
+    edge_add a = {.bc = bc, .g = g, .graph = graph, .from = from, .to = to,
+                  .kind = kind, .pos = pos, .err = err, .rc = CUDAG_OK};
     if (kind == CUDAG_EDGE_PROGRAMMATIC) {
-        ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-        ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        a.ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+        a.ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
     } else if (kind == CUDAG_EDGE_LAUNCH_ORDER) {
-        ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
-        ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        a.ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
+        a.ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
     }
-    handles fh, th;
-    handles_of(&fh, bc->tree_nodes, g, from, true);
-    handles_of(&th, bc->tree_nodes, g, to, false);
-    size_t np = fh.n * th.n;
-    CUgraphNode one_f, one_t, *pf = &one_f, *pt = &one_t;
-    CUgraphEdgeData one_ed, *pe = &one_ed;
-    if (np > 1 && !fh.oom && !th.oom) {
-        pf = cudag__calloc(np, sizeof *pf);
-        pt = cudag__calloc(np, sizeof *pt);
-        pe = cudag__calloc(np, sizeof *pe);
-    }
-    int rc = CUDAG_OK;
-    if (fh.oom || th.oom || !pf || !pt || !pe) {
-        rc = cudag__fail_at(err, CUDAG_ENOMEM, pos.line ? pos : g->nodes[to].pos,
-                            "out of memory building the edge '%s' -> '%s'",
-                            g->nodes[from].name, g->nodes[to].name);
-        goto done;
-    }
-    for (size_t i = 0; i < fh.n; i++)
-        for (size_t j = 0; j < th.n; j++) {
-            pf[i * th.n + j] = fh.h[i];
-            pt[i * th.n + j] = th.h[j];
-            pe[i * th.n + j] = ed;
-        }
-    CUresult r = gpu->drv->cuGraphAddDependencies(graph, pf, pt, pe, np);
-    if (r != CUDA_SUCCESS)
-        rc = cudag__cu_fail(err, gpu->drv, r,
-                            pos.line ? pos : g->nodes[to].pos,
-                            "cuGraphAddDependencies for the %s edge '%s' -> "
-                            "'%s'",
-                            cudag_edge_kind_name(kind), g->nodes[from].name,
-                            g->nodes[to].name);
-done:
-    if (pf != &one_f)
-        cudag__free(pf);
-    if (pt != &one_t)
-        cudag__free(pt);
-    if (pe != &one_ed)
-        cudag__free(pe);
-    handles_free(&fh);
-    handles_free(&th);
-    return rc;
+    cudag__edge_reach(g, from, true, add_from, &a);
+    return a.rc;
 }
 
 /* In the serial chain, consecutive nodes keep the kind of the edge written

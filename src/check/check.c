@@ -250,30 +250,17 @@ static bool note_end(void *user, const cudag_graph *h, uint32_t n)
     return true;
 }
 
-/* Calls fn for each node the edge's side reaches as built: the node, or,
- * for a programmatic edge, the first or last nodes of a child graph built
- * inline (kind.h, edge_ends). */
-static void edge_side(const cudag_graph *g, const cudag__edge *e, bool to,
-                      cudag__end_fn fn, void *user)
-{
-    uint32_t n = to ? e->to : e->from;
-    if (e->kind == CUDAG_EDGE_PROGRAMMATIC)
-        cudag__edge_reach(g, n, !to, fn, user);
-    else
-        fn(user, g, n);
-}
-
 /* Both ends of a programmatic or launch-order edge must be of kinds that
  * have the driver's kernel-node ports: where it reaches a child graph built
- * inline, each of the child's first (or last) nodes. */
-static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
+ * inline, each of the child's first (or last) nodes.  True when they do. */
+static bool check_pdl_ends(cudag__checker *c, const cudag__edge *e,
                            const cudag__node *f, const cudag__node *t)
 {
     bad_end fb = {NULL, true}, tb = {NULL, true};
-    edge_side(c->g, e, false, note_end, &fb);
-    edge_side(c->g, e, true, note_end, &tb);
+    cudag__edge_side(c->g, e, false, note_end, &fb);
+    cudag__edge_side(c->g, e, true, note_end, &tb);
     if (!fb.bad && !tb.bad)
-        return;
+        return true;
     /* An end that runs kernels of its own makes the edge a full one,
      * safely: say so where it was written. */
     if ((!fb.bad || fb.all_full) && (!tb.bad || tb.all_full)) {
@@ -284,7 +271,7 @@ static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
                           cudag_edge_kind_name(e->kind), f->name, t->name,
                           lib->name, cudag__node_kind_name(lib->kind),
                           cudag__kind(lib->kind)->pdl_full);
-        return;
+        return false;
     }
     char which[600];
     if (fb.bad && tb.bad)
@@ -298,6 +285,7 @@ static void check_pdl_ends(cudag__checker *c, const cudag__edge *e,
     cudag__check_fail(c, CUDAG_EEDGE, e->pos,
                       "%s edge %s -> %s: both ends must be kernel nodes (%s)",
                       cudag_edge_kind_name(e->kind), f->name, t->name, which);
+    return false;
 }
 
 /* The first reason a node the edge reaches will not wait (into why). */
@@ -310,28 +298,26 @@ static bool note_wait(void *user, const cudag_graph *h, uint32_t n)
     wait_why *w = user;
     const cudag__node *nd = &h->nodes[n];
     const cudag__kind_ops *k = cudag__kind(nd->kind);
-    if (k && k->pdl_end && k->pdl_check)
+    if (k && k->pdl_check)
         k->pdl_check(h, nd, w->why, sizeof w->why);
     return !w->why[0];
 }
 
-/* A programmatic or launch-order edge into a kernel that will not wait is a
- * race the GPU build would refuse (downgrading the edge): said here, at the
- * edge, before any GPU; an error under CUDAG_STRICT, in the words of the
- * build's (build.c), so `check --strict` refuses what `run --strict` does.
- * Not under CUDAG_NO_PDL, which builds it full.  Each kernel of a child
- * graph built inline that the edge reaches must wait. */
+/* A programmatic or launch-order edge, both of whose ends are kernels
+ * (check_pdl_ends), into a kernel that will not wait is a race the GPU
+ * build would refuse (downgrading the edge): said here, at the edge,
+ * before any GPU; an error under CUDAG_STRICT, in the words of the build's
+ * (build.c), so `check --strict` refuses what `run --strict` does.  Not
+ * under CUDAG_NO_PDL, which builds it full.  Each kernel of a child graph
+ * built inline that the edge reaches must wait. */
 static void check_pdl_wait(cudag__checker *c, const cudag__edge *e,
                            const cudag__node *f, const cudag__node *t)
 {
-    bad_end fb = {NULL, true}, tb = {NULL, true};
-    edge_side(c->g, e, false, note_end, &fb);
-    edge_side(c->g, e, true, note_end, &tb);
-    if (fb.bad || tb.bad || (c->d->flags & CUDAG_NO_PDL))
+    if (c->d->flags & CUDAG_NO_PDL)
         return;
     wait_why w;
     w.why[0] = '\0';
-    edge_side(c->g, e, true, note_wait, &w);
+    cudag__edge_side(c->g, e, true, note_wait, &w);
     if (w.why[0] && (c->d->flags & CUDAG_STRICT))
         cudag__check_fail(c, CUDAG_EPDL, cudag__pick(e->pos, t->pos),
                           "%s edge '%s' -> '%s' is not safe: %s",
@@ -370,10 +356,8 @@ static void report_edges(cudag__checker *c, const uint32_t *dup)
                               "node '%s' depends on itself", f->name);
             continue;
         }
-        if (e->kind != CUDAG_EDGE_FULL) {
-            check_pdl_ends(c, e, f, t);
+        if (e->kind != CUDAG_EDGE_FULL && check_pdl_ends(c, e, f, t))
             check_pdl_wait(c, e, f, t);
-        }
         if (dup[i] != CUDAG__NONE) {
             const cudag__edge *e0 = &g->edges[dup[i]];
             if (e0->kind == e->kind)

@@ -64,3 +64,12 @@ bool cudag__edge_reach(const cudag_graph *h, uint32_t n, bool last,
     reach r = {fn, user, last};
     return reach_one(&r, h, n);
 }
+
+bool cudag__edge_side(const cudag_graph *h, const cudag__edge *e, bool to,
+                      cudag__end_fn fn, void *user)
+{
+    uint32_t n = to ? e->to : e->from;
+    if (e->kind == CUDAG_EDGE_PROGRAMMATIC)
+        return cudag__edge_reach(h, n, !to, fn, user);
+    return fn(user, h, n);
+}

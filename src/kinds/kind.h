@@ -24,6 +24,7 @@ typedef struct cudag__launch cudag__launch;
 typedef struct cudag__launches cudag__launches;
 typedef struct cudag__accset cudag__accset;
 typedef struct cudag__node cudag__node;
+typedef struct cudag__edge cudag__edge;
 typedef struct cudag__checker cudag__checker;
 typedef struct cudag__lower cudag__lower;
 typedef struct cudag__pending cudag__pending;
@@ -273,6 +274,13 @@ const cudag__kind_ops *const *cudag__kinds(size_t *n);
  * ends there, and the build adds each edge there. */
 bool cudag__edge_reach(const cudag_graph *h, uint32_t n, bool last,
                        cudag__end_fn fn, void *user);
+
+/* cudag__edge_reach for the ends of edge e of h that count for its kind:
+ * side `to` (the edge's downstream end, else its upstream one) through a
+ * child graph built inline for a programmatic edge, the node itself for
+ * the others (a launch-order edge never reaches into a child). */
+bool cudag__edge_side(const cudag_graph *h, const cudag__edge *e,
+                      bool to, cudag__end_fn fn, void *user);
 
 /* The kind's name; "kernel" for a value that names no kind. */
 const char *cudag__node_kind_name(cudag_node_kind k);
