@@ -1800,6 +1800,63 @@ static void exec_runs_child_graphs_from_files(void **state)
     every_call_fails(child_graph);
 }
 
+/* A child file is read once, when the graph loads: set_var lowers the file
+ * as loaded, after it was changed on disk and after it was removed.  y is
+ * A·x in both copies' halves (A = S + i), as child_scale.yaml has it. */
+static void set_var_lowers_child_files_as_loaded(void **state)
+{
+    (void)state;
+    fake_reset();
+    char dir[4096], text[8192];
+    snprintf(dir, sizeof dir, "%s", tmkdir("child"));
+    twrite(dir, "layer.yaml",
+           "vars: {OFF: 0, N: 256, A: 1}\n"
+           "nodes:\n"
+           "  s: {kernel: scale_f32, grid: 1, block: N,"
+           " args: [x + OFF, y + OFF, A, N]}\n");
+    snprintf(text, sizeof text,
+             "cudag: 1\n"
+             "modules: {m: k.fatbin}\n"
+             "kernels:\n"
+             "  scale_f32: {params: {x: ptr, y: ptr, a: f32, n: i64}}\n"
+             "vars: {H: 256, S: 2}\n"
+             "buffers:\n"
+             "  x: {type: f32, count: 2*H, init: random}\n"
+             "  y: {type: f32, count: 2*H}\n"
+             "nodes:\n"
+             "  layer[i in 2]:\n"
+             "    graph: %s/layer.yaml\n"
+             "    vars: {OFF: i*H, N: H, A: S + i}\n", dir);
+    cudag_graph *g = NULL;
+    cudag_error e;
+    cudag_options o = topts(NULL, NULL);
+    tok(tload_opts(text, tsrc("tests/data/inc/parent.yaml"), &o, &g, &e), &e);
+    cudag_exec *x;
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
+    static float xs[512], ys[512];
+    tok(cudag_exec_read(x, "x", xs, sizeof xs, &e), &e);
+    /* The file changed (a factor of 100), then gone: S + i all the same. */
+    twrite(dir, "layer.yaml",
+           "nodes:\n"
+           "  s: {kernel: scale_f32, grid: 1, block: 256,"
+           " args: [x, y, 100.0, 256]}\n");
+    for (int round = 0; round < 2; round++) {
+        const int sv = round ? -3 : 5;
+        tok(cudag_exec_set_var(x, "S", sv, &e), &e);
+        for (int i = 0; i < 512; i++)
+            ys[i] = NAN;
+        tok(cudag_exec_write(x, "y", ys, sizeof ys, &e), &e);
+        tok(cudag_exec_launch(x, 1, &e), &e);
+        tok(cudag_exec_read(x, "y", ys, sizeof ys, &e), &e);
+        for (int i = 0; i < 512; i++)
+            assert_true(ys[i] == (float)(sv + i / 256) * xs[i]);
+        assert_int_equal(trm_tree(dir), round ? -1 : 0);
+    }
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
 /* Child graphs that a programmatic edge reaches are built inline
  * (kinds/child.c): three copies of tests/data/inc/child_pdl_fork.yaml (two
  * chains of two kernels, s -> t and u -> v, joined by programmatic edges),
@@ -2184,6 +2241,7 @@ int main(void)
         cmocka_unit_test(exec_initialises_buffers_as_declared),
         cmocka_unit_test(exec_checks_free_memory_before_allocating),
         cmocka_unit_test(exec_runs_child_graphs_from_files),
+        cmocka_unit_test(set_var_lowers_child_files_as_loaded),
         cmocka_unit_test(exec_builds_child_graphs_inline_for_programmatic_edges),
         cmocka_unit_test(exec_builds_nested_inline_children_in_a_body),
         cmocka_unit_test(exec_checks_code_against_signatures),

@@ -133,7 +133,7 @@ static void layers_chained_by_programmatic_edges(void **state)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", tmkdir("child"));
     cudag_graph *g = load_beside(dir, LAYER(": programmatic"), parent_pdl);
-    trm_tree(dir);
+    trm_tree(dir); /* set_var below lowers the layer file as loaded */
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     cudag_error e;
     cudag_exec_stats st;

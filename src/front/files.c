@@ -317,21 +317,31 @@ int cudag__load_source(const char *path, const char *text, size_t len,
     return CUDAG_OK;
 }
 
-/* lw->read_graph (yaml/lowering.h). */
+/* lw->read_graph (yaml/lowering.h).  Each file is read and parsed once per
+ * source, on first use, and kept there: its copies share the tree, and
+ * cudag_exec_set_var lowers the file as it was loaded, not as the disk has
+ * it since (changed or gone), without growing the source each time. */
 int cudag__read_child_graph(cudag__lower *lw, const char *dir,
                             const cudag__doc *name, cudag__file *out)
 {
-    cudag__arena *a = &lw->src->arena;
+    cudag__source *src = lw->src;
+    cudag__arena *a = &src->arena;
     memset(out, 0, sizeof *out);
-    const char *path = cudag__path_join(a, dir, name->str);
-    if (!path || !(out->dir = cudag__dir_of(a, path)))
+    const char *want = cudag__path_join(&lw->scratch, dir, name->str);
+    if (!want)
         return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
-    if (name_fits(lw->d, path, name->pos) != CUDAG_OK)
+    for (uint32_t i = 0; i < src->nchildren; i++)
+        if (strcmp(src->children[i].path, want) == 0) {
+            *out = src->children[i];
+            return CUDAG_OK;
+        }
+    if (name_fits(lw->d, want, name->pos) != CUDAG_OK)
         return CUDAG_ELIMIT;
-    out->path = path;
-    out->real = real_name(a, path);
-    if (!out->real)
+    const char *path = cudag__arena_strdup(a, want);
+    if (!path || !(out->dir = cudag__dir_of(a, path)) ||
+        !(out->real = real_name(a, path)))
         return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
+    out->path = path;
     char *text = NULL;
     size_t len = 0;
     int rc = read_file(a, path, name->pos, lw->d, &text, &len);
@@ -339,5 +349,13 @@ int cudag__read_child_graph(cudag__lower *lw, const char *dir,
     if (rc == CUDAG_OK)
         rc = cudag__parse(a, path, text, len, &root, lw->d);
     out->root = root;
-    return rc;
+    if (rc != CUDAG_OK)
+        return rc;
+    cudag__file *kept = cudag__vec_push((void **)&src->children,
+                                        &src->nchildren, &src->cchildren,
+                                        sizeof *kept);
+    if (!kept)
+        return cudag__lerr(lw, CUDAG_ENOMEM, name->pos, "out of memory");
+    *kept = *out;
+    return CUDAG_OK;
 }

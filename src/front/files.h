@@ -31,9 +31,10 @@ int cudag__load_source(const char *path, const char *text, size_t len,
                        const cudag_options *opts, cudag__source **out,
                        cudag__diag *d);
 
-/* lw->read_graph (yaml/lowering.h): reads and parses the child graph file
- * that `name` names, relative to dir, into *out (in lw's source's arena);
- * reports at name's position and returns the code. */
+/* lw->read_graph (yaml/lowering.h): the child graph file that `name` names,
+ * relative to dir, into *out: read and parsed into lw's source on first use,
+ * as kept there after (a loaded graph never reads it again).  Reports at
+ * name's position and returns the code. */
 int cudag__read_child_graph(cudag__lower *lw, const char *dir,
                             const cudag__doc *name, cudag__file *out);
 

@@ -666,6 +666,7 @@ void cudag__source_free(cudag__source *s)
     if (!s)
         return;
     cudag__free(s->files);
+    cudag__free(s->children);
     cudag__arena_free(&s->arena);
     cudag__free(s);
 }

@@ -71,6 +71,9 @@ struct cudag__source {
     cudag__arena arena;         /* texts, trees, paths: everything below */
     cudag__file *files;
     uint32_t nfiles, cfiles;
+    /* Child-graph files, read on first use (front/files.c), by path. */
+    cudag__file *children;
+    uint32_t nchildren, cchildren;
     const char **defines;       /* NULL-terminated copies of the options' */
     unsigned flags;
 };
