@@ -368,7 +368,11 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
     const double rel = sqrt(num / den);
     print_message("pos %d, row %d: token %d (ref %d), |dlogit|/|logit| %.2e, "
                   "max |d| %.3g of %.3g\n", at, row, gt, st->tok, rel, worst, mx);
-    assert_true(rel < 1e-2);
+    /* The reference rounds to bf16 where the kernels do, but sums in another
+     * order: a rounding that goes the other way in the hidden state is carried
+     * through every later layer.  Such flips alone reached 1.02e-2 (H100,
+     * 2026-11-27, main's kernels); a wrong index gives errors of order 1. */
+    assert_true(rel < 2e-2);
     assert_true(worst < 0.03 * mx);
     if (gt != st->tok) {
         /* Allowed only on a near tie, judged on the reference's logits. */
@@ -509,6 +513,13 @@ static void decode_at_a_long_position(void **state)
 
 /* Heads of 128 (the 8B shape's HD: 16 lanes a position, two positions a
  * warp): from position 0, then in every layout of the attention. */
+static int default_heads(void **state)
+{
+    (void)state;
+    NH = 4, NKV = 2, HD = 64; /* even after a failed assertion left others */
+    return 0;
+}
+
 static void decode_heads_of_128(void **state)
 {
     (void)state;
@@ -518,7 +529,6 @@ static void decode_heads_of_128(void **state)
     decode_against_reference(defs_with(NULL), (int)trand(&s, 0, V) % V, 0, STEPS,
                              toks, &s);
     attention_layouts(&s);
-    NH = 4, NKV = 2, HD = 64;
 }
 
 /* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention
@@ -719,7 +729,7 @@ int main(void)
         cmocka_unit_test(decode_at_a_long_position),
         cmocka_unit_test(decode_a_batch),
         cmocka_unit_test(batch_gemvs_any_rows),
-        cmocka_unit_test(decode_heads_of_128),
+        cmocka_unit_test_teardown(decode_heads_of_128, default_heads),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
