@@ -675,6 +675,42 @@ __device__ __forceinline__ void ll_mma(float (&d)[4], uint32_t a0, uint32_t a1,
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/* d += a · b for an A tile whose rows 8-15 are zero (a1 = a3 = 0): only
+ * the C tile's rows 0-7 (d[0], d[1]) are kept. */
+__device__ __forceinline__ void ll_mma8(float (&d)[2], uint32_t a0, uint32_t a2,
+                                        uint32_t b0, uint32_t b1)
+{
+    float z2 = 0.0f, z3 = 0.0f;
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(z2), "+f"(z3)
+        : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+}
+
+/* Four 8x8 bf16 matrices from shared memory, lanes 8i..8i+7 naming matrix
+ * i's rows: r[i] holds row lane / 4, columns 2 (lane % 4) and + 1; .trans:
+ * rows 2 (lane % 4) and + 1 of column lane / 4. */
+__device__ __forceinline__ void ll_ldsm4(uint32_t (&r)[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+__device__ __forceinline__ void ll_ldsm4t(uint32_t (&r)[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+/* Two floats as a bf16 pair (round to nearest), x in the low half. */
+__device__ __forceinline__ uint32_t ll_bf2(float x, float y)
+{
+    const __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+    return *reinterpret_cast<const uint32_t *>(&h);
+}
+
 /* Chunk c of activation row n as bf16 pairs (normed when A.g is set, as
  * ll_chunk norms it); zeros past B or K, so the mma adds nothing there. */
 __device__ __forceinline__ uint4 ll_tc_act(const LlAct &A, int B, int n, int c,
@@ -1205,17 +1241,46 @@ struct LlAttn {
             const int cc = isv ? c - nc : c;
             const int t = lo + cc / cpr, ch = cc % cpr;
             const long long off = base + (long long)t * HD + ch * 8;
-            ll_cp16((isv ? a.vs : a.ks) + (t - t0) * HD + ch * 8, (isv ? vc : kc) + off);
+            ll_cp16((isv ? a.vs : a.ks) + swz(t - t0, ch), (isv ? vc : kc) + off);
         }
         ll_cp_commit();
     }
 
-    /* Split `split` of (b, kv) over positions [t0, t1), staged in ks and vs,
-     * into its partial, or, when it is the whole of 0..pos, straight into
-     * out.  Lane group grp of warp w takes rows (j * nw + w) * PPW + grp,
-     * heads four at a time. */
-    __device__ __forceinline__ void split_part(const LlAttnSmem &a, int b, int kv, int split,
-                                               int t0, int t1, bool whole) const
+    /* The tensor cores' path (warps_tc) takes heads of 64 and 128 (the
+     * latter with two warps or more); others (multiples of 8) the CUDA
+     * cores' (warps_cc). */
+    __device__ __forceinline__ bool tc() const
+    {
+        return HD == 64 || (HD == 128 && blockDim.x >= 64);
+    }
+
+    /* Where 16-byte chunk ch of row r lies in ks and vs.  For the tensor
+     * cores, chunk ch ^ (r & 7) of the row: an ldmatrix reads 8 rows' chunk
+     * ch at once, HD * 2 bytes apart, which unswizzled fall in one bank
+     * group (8-way conflicts). */
+    __device__ __forceinline__ int swz(int r, int ch) const
+    {
+        return r * HD + (tc() ? ch ^ (r & 7) : ch) * 8;
+    }
+
+    /* Rows [n, n rounded up to 16) of ks and vs zeroed: the tensor cores
+     * read positions 16 at a time, and a stale value there would reach the
+     * sums (0 * NaN).  Rows the split's cp.async does not write. */
+    __device__ __forceinline__ void zero_tail(const LlAttnSmem &a, int n) const
+    {
+        const int cpr = HD / 8, nz = (((n + 15) & ~15) - n) * cpr;
+        for (int c = threadIdx.x; c < 2 * nz; c += blockDim.x) {
+            const int cc = c % nz;
+            *reinterpret_cast<uint4 *>((c < nz ? a.ks : a.vs) + n * HD + cc * 8) =
+                make_uint4(0, 0, 0, 0);
+        }
+    }
+
+    /* Each warp's max, sum and output per head of positions [t0, t1),
+     * staged in ks and vs, into so, sm and sl, on the CUDA cores: lane
+     * group grp of warp w takes rows (j * nw + w) * PPW + grp, heads four at
+     * a time. */
+    __device__ __forceinline__ void warps_cc(const LlAttnSmem &a, int t0, int t1) const
     {
         const bf16 *ks = a.ks, *vs = a.vs;
         const int G = NH / NKV;
@@ -1334,6 +1399,136 @@ struct LlAttn {
                 }
             }
         }
+    }
+
+    /* warps_cc on the tensor cores (HD 64 or 128, ks and vs swizzled, rows
+     * up to the next 16 readable).  WPC = HD / 64 warps share positions
+     * 16c .. 16c + 15, c = u, u + nu, ... for unit u of nu = nw / WPC, each
+     * warp 64 of the output's columns (at HD 128 one warp's 128 columns of
+     * sums spilled registers).  S = Q Kᵀ with the G query heads as the mma's
+     * rows (up to 8: rows 8-15 are zero), the positions as its columns; then
+     * the scores' accumulators are, as they stand, the A operand of P V (the
+     * rows' layout of an m16n8 C tile is that of an m16k16 A tile's two
+     * halves), so no shuffle moves them.  P goes in as bf16 twice, p and
+     * p - bf16(p): P V as exact as the f32 sums of the CUDA cores' path (one
+     * bf16 P alone errs by 2^-9 of each weight).  Unit u's max, sum and
+     * output go where warp u's go on the CUDA cores; returns nu. */
+    template <int HDC>
+    __device__ __forceinline__ int warps_tc(const LlAttnSmem &a, int t0, int t1) const
+    {
+        constexpr int WPC = HDC / 64, NK = HDC / 16;
+        const int G = NH / NKV;
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const int nu = (blockDim.x >> 5) / WPC, u = warp / WPC, half = warp % WPC;
+        const int gid = lane >> 2, tig = lane & 3; /* the mma's row, column pair */
+        const int n = t1 - t0, nchunk = u < nu ? (n + 15) >> 4 : 0;
+        const float scale = 1.0f / sqrtf((float)HD);
+        /* Q as the A operand, per 16 columns: rows gid (zero past G).  Held
+         * in registers at HD 64; at 128 they and an unrolled loop over K
+         * spilled registers (the kernel has 128 a thread), so each chunk
+         * reads them again from sq, 32 columns a pass. */
+        constexpr int QR = NK <= 4 ? NK : 1;
+        auto qfrag = [&](int k, uint32_t (&f)[2]) {
+            const float *qg = a.sq + gid * HD + k * 16 + 2 * tig;
+            f[0] = gid < G ? ll_bf2(qg[0], qg[1]) : 0u;
+            f[1] = gid < G ? ll_bf2(qg[8], qg[9]) : 0u;
+        };
+        uint32_t qa[QR][2];
+#pragma unroll
+        for (int k = 0; k < QR; ++k)
+            qfrag(k, qa[k]);
+        float m = -INFINITY, l = 0.0f, o[8][2];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            o[j][0] = o[j][1] = 0.0f;
+        for (int c = u; c < nchunk; c += nu) {
+            const int r0 = c * 16;
+            /* scores: row gid, positions r0 + 8h + 2 tig + e */
+            float sc[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+#pragma unroll(QR == NK ? NK / 2 : 1)
+            for (int k2 = 0; k2 < NK / 2; ++k2)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = r0 + 8 * h + (lane & 7);
+                    uint32_t kb[4], q0[2], q1[2];
+                    ll_ldsm4(kb, a.ks + swz(r, 4 * k2 + (lane >> 3)));
+                    if (QR == NK) {
+                        q0[0] = qa[(2 * k2) % QR][0], q0[1] = qa[(2 * k2) % QR][1];
+                        q1[0] = qa[(2 * k2 + 1) % QR][0], q1[1] = qa[(2 * k2 + 1) % QR][1];
+                    } else {
+                        qfrag(2 * k2, q0);
+                        qfrag(2 * k2 + 1, q1);
+                    }
+                    ll_mma8(sc[h], q0[0], q0[1], kb[0], kb[1]);
+                    ll_mma8(sc[h], q1[0], q1[1], kb[2], kb[3]);
+                }
+            float mc = m;
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int r = r0 + 8 * h + 2 * tig + e;
+                    sc[h][e] = r < n ? sc[h][e] * scale : -INFINITY;
+                    mc = fmaxf(mc, sc[h][e]);
+                }
+            mc = fmaxf(mc, __shfl_xor_sync(0xffffffffu, mc, 1));
+            mc = fmaxf(mc, __shfl_xor_sync(0xffffffffu, mc, 2));
+            const float cr = ll_rel_exp(m, mc);
+            m = mc;
+            l *= cr;
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                o[j][0] *= cr, o[j][1] *= cr;
+            uint32_t ph[2], pl[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float p0 = ll_rel_exp(sc[h][0], m), p1 = ll_rel_exp(sc[h][1], m);
+                l += p0 + p1;
+                ph[h] = ll_bf2(p0, p1);
+                pl[h] = ll_bf2(p0 - __uint_as_float(ph[h] << 16),
+                               p1 - __uint_as_float(ph[h] & 0xffff0000u));
+            }
+#pragma unroll
+            for (int j2 = 0; j2 < 4; ++j2) {
+                const int mi = lane >> 3, r = r0 + 8 * (mi & 1) + (lane & 7);
+                uint32_t vb[4];
+                ll_ldsm4t(vb, a.vs + swz(r, 8 * half + 2 * j2 + (mi >> 1)));
+#pragma unroll
+                for (int v = 0; v < 2; ++v) {
+                    ll_mma8(o[2 * j2 + v], ph[0], ph[1], vb[2 * v], vb[2 * v + 1]);
+                    ll_mma8(o[2 * j2 + v], pl[0], pl[1], vb[2 * v], vb[2 * v + 1]);
+                }
+            }
+        }
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        if (u < nu && gid < G) {
+            float *so = a.so + (u * G + gid) * HD + 64 * half + 2 * tig;
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                *reinterpret_cast<float2 *>(so + j * 8) = make_float2(o[j][0], o[j][1]);
+            if (half == 0 && tig == 0)
+                a.sm[u * G + gid] = m, a.sl[u * G + gid] = l;
+        }
+        return nu;
+    }
+
+    /* Split `split` of (b, kv) over positions [t0, t1), staged in ks and vs,
+     * into its partial, or, when it is the whole of 0..pos, straight into
+     * out: each warp's sums, then the warps' merged. */
+    __device__ __forceinline__ void split_part(const LlAttnSmem &a, int b, int kv, int split,
+                                               int t0, int t1, bool whole) const
+    {
+        const int G = NH / NKV;
+        const int tid = threadIdx.x;
+        /* the warps, or units of warps, whose sums are merged */
+        int nw = blockDim.x >> 5;
+        if (tc() && HD == 64)
+            nw = warps_tc<64>(a, t0, t1);
+        else if (tc())
+            nw = warps_tc<128>(a, t0, t1);
+        else
+            warps_cc(a, t0, t1);
         __syncthreads();
         const int nsmax = (CTX + S - 1) / S;
         for (int e = tid; e < G * HD; e += blockDim.x) {
@@ -1408,6 +1603,8 @@ struct LlAttn {
             const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
             if (split != xs)
                 stage(a, b, kv, s0, s0, s1);
+            if (tc())
+                zero_tail(a, s1 - s0);
             ll_cp_wait_all();
             __syncthreads();
             split_part(a, b, kv, split, s0, s1, nact == 1);

@@ -9,7 +9,8 @@
  * combined, 2 blocks per kv head (AS=2) taking splits in turn, rooms of 16
  * positions (dozens of splits a block; past 4 096 positions, more splits
  * than the combine can hold in shared memory); and all of it again at heads of 128
- * (NH=2 NKV=1 HD=128, the 8B shape's HD).  Then
+ * (NH=2 NKV=1 HD=128, the 8B shape's HD) and of 32 (NH=8 NKV=4: the
+ * attention's CUDA-core path; 64 and 128 take the tensor cores).  Then
  * generate.yaml's tokens equal the step replayed, and an EOS id stops it
  * early.  Batches of 3 and 11 sequences, each row against its own reference,
  * with the GEMVs' input rows staged in static and in dynamic shared memory,
@@ -531,6 +532,20 @@ static void decode_heads_of_128(void **state)
     attention_layouts(&s);
 }
 
+/* Heads of 32 (NH=8 NKV=4): the attention's CUDA-core path, which heads
+ * other than 64 and 128 take (the tensor cores' path reads 16-byte chunks
+ * of rows swizzled 8 at a time): from position 0, then in every layout. */
+static void decode_heads_of_32(void **state)
+{
+    (void)state;
+    uint64_t s = test_seed(0x32d) * 0x9e3779b97f4a7c15ull;
+    NH = 8, NKV = 4, HD = 32;
+    int toks[STEPS];
+    decode_against_reference(defs_with(NULL), (int)trand(&s, 0, V) % V, 0, STEPS,
+                             toks, &s);
+    attention_layouts(&s);
+}
+
 /* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention
  * and the argmax per sequence), each from its own random token: every row
  * against its own reference, step by step.  Each twice: the GEMVs' input
@@ -730,6 +745,7 @@ int main(void)
         cmocka_unit_test(decode_a_batch),
         cmocka_unit_test(batch_gemvs_any_rows),
         cmocka_unit_test_teardown(decode_heads_of_128, default_heads),
+        cmocka_unit_test_teardown(decode_heads_of_32, default_heads),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
