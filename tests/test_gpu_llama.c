@@ -512,15 +512,17 @@ static void decode_at_a_long_position(void **state)
     attention_layouts(&s);
 }
 
-/* Heads of 128 (the 8B shape's HD: 16 lanes a position, two positions a
- * warp): from position 0, then in every layout of the attention. */
+/* Teardown of the tests that change the heads: the default ones back, even
+ * after a failed assertion left others (the tests after it use them). */
 static int default_heads(void **state)
 {
     (void)state;
-    NH = 4, NKV = 2, HD = 64; /* even after a failed assertion left others */
+    NH = 4, NKV = 2, HD = 64;
     return 0;
 }
 
+/* Heads of 128 (the 8B shape's HD: 16 lanes a position, two positions a
+ * warp): from position 0, then in every layout of the attention. */
 static void decode_heads_of_128(void **state)
 {
     (void)state;
