@@ -372,18 +372,18 @@ static void llama_graphs_state_the_kernels_limits(void **state)
     llama_loads((const char *const[]){"B=16", NULL});
     llama_refuses("graphs/llama_decode.yaml",
                   (const char *const[]){"B=17", NULL},
-                  "50:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
+                  "51:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
                   "max 16 (from -D B=17)");
     llama_refuses("graphs/llama_generate.yaml",
                   (const char *const[]){"B=17", NULL},
-                  "50:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
+                  "51:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
                   "max 16 (from -D B=17)");
     /* Batch 1's kernels take any batch a row at a time. */
     llama_loads((const char *const[]){"B=17", "KB=0", "KR=0", NULL});
     llama_loads((const char *const[]){"B=64", "KB=0", "KR=2", NULL});
     llama_refuses("graphs/llama_decode.yaml",
                   (const char *const[]){"B=17", "KB=0", "KR=1", NULL},
-                  "50:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
+                  "51:41: error: BK = B*max(KB, KR % 2) = 17 is above its "
                   "max 16 (from -D B=17)");
     llama_loads((const char *const[]){"NH=8", "NKV=1", "HD=32", NULL});
     llama_refuses("graphs/llama_decode.yaml",
@@ -433,7 +433,7 @@ static void llama_step_states_them_for_any_parent(void **state)
     assert_int_equal(d.nerr, 1);
     char want[4096];
     snprintf(want, sizeof want,
-             "%s:86:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
+             "%s:87:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
              "16\n"
              "%s:4:17: note: in child graph '%s' of node 'step'\n",
              tsrc("graphs/llama/step.yaml"), tsrc("graphs/t.yaml"),

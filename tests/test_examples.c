@@ -120,11 +120,71 @@ static void llama_picks_its_kernels_by_shape(void **state)
     }
 }
 
+/* Grid `grid` in the label of every node of `dot` whose name ends in
+ * `node` (".attn" matches each layer's), at least once. */
+static void grids_are(const char *dot, const char *node, const char *grid)
+{
+    char want[256];
+    snprintf(want, sizeof want, "%s\\n", node);
+    int seen = 0;
+    for (const char *p = strstr(dot, want); p; p = strstr(p + 1, want)) {
+        const char *g = strstr(p, "\\ngrid ");
+        assert_non_null(g);
+        char got[64];
+        assert_int_equal(sscanf(g + 7, "%63s", got), 1);
+        if (strcmp(got, grid) != 0)
+            fail_msg("%s: grid %s, expected %s", node, got, grid);
+        seen++;
+    }
+    assert_true(seen > 0);
+}
+
+/* The grids sized by the GPU's SMs (SMS, 132 by default) follow -D SMS in
+ * both Llama graphs: the attention's blocks per (kv head, sequence), two a
+ * SM in all (at least one), gate/up's and the head's two a SM at batch 8,
+ * the argmax's one a SM, at most its 63 tiles of 2 048 logits. */
+static void llama_grids_follow_the_sms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *d[4];
+        const char *attn, *gu, *head, *argmax;
+    } cases[] = {
+        {{NULL}, "33x8", "264", "8016", "63"},
+        {{"B=8", NULL}, "4x8x8", "264", "264", "63x8"},
+        {{"B=8", "SMS=114", NULL}, "3x8x8", "228", "228", "63x8"},
+        {{"B=8", "SMS=20", NULL}, "1x8x8", "40", "40", "20x8"},
+        {{"SMS=114", NULL}, "28x8", "228", "8016", "63"},
+    };
+    static const char *const files[] = {"graphs/llama_decode.yaml",
+                                        "graphs/llama_generate.yaml"};
+    for (size_t f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            tdiag td;
+            cudag_options o = topts(&td, cases[i].d);
+            cudag_graph *g;
+            cudag_error err;
+            int rc = cudag_load_file(tsrc(files[f]), &o, &g, &err);
+            if (rc != CUDAG_OK)
+                print_error("%s\n", td.text);
+            assert_int_equal(rc, CUDAG_OK);
+            char *dot;
+            assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+            grids_are(dot, ".attn", cases[i].attn);
+            grids_are(dot, ".gu", cases[i].gu);
+            grids_are(dot, "step.head", cases[i].head);
+            grids_are(dot, "step.argmax", cases[i].argmax);
+            cudag_free(dot);
+            cudag_graph_destroy(g);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(examples_check_plan_and_render),
         cmocka_unit_test(llama_picks_its_kernels_by_shape),
+        cmocka_unit_test(llama_grids_follow_the_sms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

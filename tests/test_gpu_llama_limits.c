@@ -141,7 +141,7 @@ static void batch_of_16_runs_17_is_refused_and_traps(void **state)
     (void)state;
     expect_runs(DECODE, (const char *const[]){"B=16", NULL},
                 "batch of 16, batch kernels");
-    expect_refused((const char *const[]){"B=17", NULL}, 50, 41,
+    expect_refused((const char *const[]){"B=17", NULL}, 51, 41,
                    "BK = B*max(KB, KR % 2) = 17 is above its max 16 (from -D "
                    "B=17)");
     /* Batch 1's kernels run any batch a row at a time. */

@@ -334,8 +334,13 @@ class Cudag:
     def __init__(self, cudag, a, d, B, ctx, w, kc, vc, tok, pos, logits, out,
                  stream, info):
         self.cudag, self.d = cudag, d
+        # SMS: the grids of two blocks a SM (the attention's, gate/up's) fit
+        # this GPU's SMs, as a user on another GPU than the graphs' 132 would
+        # pass them.
         defines = dict(L=d.L, H=d.H, F=d.F, NH=d.NH, NKV=d.NKV, HD=d.HD,
-                       V=d.V, CTX=ctx, B=B, ROPE_FACTOR=d.RF)
+                       V=d.V, CTX=ctx, B=B, ROPE_FACTOR=d.RF,
+                       SMS=torch.cuda.get_device_properties(
+                           torch.cuda.current_device()).multi_processor_count)
         bind = dict(w)
         bind.update(kcache=kc, vcache=vc, tok=tok, pos=pos, logits=logits)
         self.graphs, self.execs = [], []
