@@ -363,8 +363,9 @@ static void llama_refuses(const char *file, const char *const *defines,
 
 /* The kernels' limits (kernels/llama.cuh: LL_MAXB rows in a batch kernel,
  * LL_MAXG query heads per kv head, heads of at most 128 elements in steps
- * of 8, splits of at most the positions a block holds) refuse a shape at
- * load, at the bound; the neighbour inside each limit loads. */
+ * of 8, splits of at most the positions a block holds, attention blocks of
+ * at most 8 whole warps) refuse a shape at load, at the bound; the
+ * neighbour inside each limit loads. */
 static void llama_graphs_state_the_kernels_limits(void **state)
 {
     (void)state;
@@ -408,6 +409,16 @@ static void llama_graphs_state_the_kernels_limits(void **state)
                   (const char *const[]){"AR=16", "S=32", NULL},
                   "34:44: error: S = 32 is above its max min(256, AR - AR % "
                   "16) = 16 (from -D S=32 and -D AR=16)");
+    /* The attention's block: whole warps, at most 8 (LL_AW). */
+    llama_loads((const char *const[]){"AB=32", NULL});
+    llama_refuses("graphs/llama_generate.yaml",
+                  (const char *const[]){"AB=288", NULL},
+                  "53:34: error: AB = 288 is above its max 256 (from -D "
+                  "AB=288)");
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"AB=100", NULL},
+                  "53:49: error: AB = 100 is not a multiple of 32 (from -D "
+                  "AB=100)");
 }
 
 /* graphs/llama/step.yaml states the same limits for any parent: one that
@@ -433,7 +444,7 @@ static void llama_step_states_them_for_any_parent(void **state)
     assert_int_equal(d.nerr, 1);
     char want[4096];
     snprintf(want, sizeof want,
-             "%s:87:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
+             "%s:88:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
              "16\n"
              "%s:4:17: note: in child graph '%s' of node 'step'\n",
              tsrc("graphs/llama/step.yaml"), tsrc("graphs/t.yaml"),

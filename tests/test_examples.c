@@ -142,7 +142,8 @@ static void grids_are(const char *dot, const char *node, const char *grid)
 /* The grids sized by the GPU's SMs (SMS, 132 by default) follow -D SMS in
  * both Llama graphs: the attention's blocks per (kv head, sequence), two a
  * SM in all (at least one), gate/up's and the head's two a SM at batch 8,
- * the argmax's one a SM, at most its 63 tiles of 2 048 logits. */
+ * the argmax's one a SM, at most its 63 tiles of 2 048 logits.  The
+ * attention's block size follows -D AB. */
 static void llama_grids_follow_the_sms(void **state)
 {
     (void)state;
@@ -177,6 +178,19 @@ static void llama_grids_follow_the_sms(void **state)
             cudag_free(dot);
             cudag_graph_destroy(g);
         }
+    /* The attention's block (AB, 256 by default) from -D as well. */
+    for (size_t f = 0; f < 2; f++) {
+        cudag_options o = topts(NULL, (const char *const[]){"AB=64", NULL});
+        cudag_graph *g;
+        cudag_error err;
+        assert_int_equal(cudag_load_file(tsrc(files[f]), &o, &g, &err), CUDAG_OK);
+        char *dot;
+        assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+        grids_are(dot, ".attn", "33x8");
+        assert_int_equal(launches(dot, "llama_attn_bf16\\ngrid 33x8  block 64"), 16);
+        cudag_free(dot);
+        cudag_graph_destroy(g);
+    }
 }
 
 int main(void)

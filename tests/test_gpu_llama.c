@@ -6,7 +6,8 @@
  * the outputs poisoned (NaN) first, so a read past pos or an unwritten logit
  * shows.  The same from random positions over a random cache, in each
  * layout of the attention: a cache one block holds, the graph's splits
- * combined, 2 blocks per kv head (AS=2) taking splits in turn, rooms of 16
+ * combined, 2 blocks per kv head (AS=2) taking splits in turn, the same with
+ * blocks of one warp (AB=32; at HD 128 the tensor cores want two), rooms of 16
  * positions (dozens of splits a block; past 4 096 positions, more splits
  * than the combine can hold in shared memory); and all of it again at heads of 128
  * (NH=2 NKV=1 HD=128, the 8B shape's HD) and of 32 (NH=8 NKV=4: the
@@ -482,6 +483,8 @@ static void attention_layouts(uint64_t *s)
         {600, MID - LONG_STEPS, {NULL}, "the graph's grid: splits of S, combined", false},
         {600, MID - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn",
          false},
+        {600, MID - LONG_STEPS, {"AS=2", "AB=32", NULL},
+         "2 blocks of one warp per kv head (at HD 128 the CUDA cores' path)", false},
         {600, MID - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},
          "2 blocks per kv head, rooms of 16: dozens of splits each", false},
         {4200, CTX - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},

@@ -341,6 +341,9 @@ class Cudag:
                        V=d.V, CTX=ctx, B=B, ROPE_FACTOR=d.RF,
                        SMS=torch.cuda.get_device_properties(
                            torch.cuda.current_device()).multi_processor_count)
+        for kv in a.define:     # checked NAME=INTEGER by parse()
+            k, _, v = kv.partition("=")
+            defines[k.strip()] = int(v)
         bind = dict(w)
         bind.update(kcache=kc, vcache=vc, tok=tok, pos=pos, logits=logits)
         self.graphs, self.execs = [], []
@@ -1499,6 +1502,10 @@ def parse(argv=None):
     ap.add_argument("--generate-graph", default=os.path.join(
         ROOT, "graphs", "llama_generate.yaml"),
         help="'' to leave the device loop out")
+    ap.add_argument("--define", action="append", default=[],
+                    metavar="NAME=VALUE",
+                    help="an integer -D for the cudag graphs, over the shape's "
+                    "(repeatable): an A/B of AB, AS or AR in one call each")
     ap.add_argument("--build", default=None,
                     help="a build tree: its src/libcudag.so and kernels/, "
                     "unless CUDAG_LIBRARY / CUDAG_KERNELS_DIR say otherwise")
@@ -1538,6 +1545,11 @@ def parse(argv=None):
         a.compile.discard("hf")
     a.compile_configs = [(c.split(":")[0], int(c.split(":")[1]))
                          for c in a.compile_configs.split(",") if c]
+    for kv in a.define:
+        k, eq, v = kv.partition("=")
+        if not eq or not k.strip().isidentifier() or \
+                not v.strip().lstrip("-").isdigit():
+            ap.error(f"--define {kv!r}: expected NAME=INTEGER")
     return a
 
 
