@@ -1503,7 +1503,7 @@ def parse(argv=None):
         ROOT, "graphs", "llama_generate.yaml"),
         help="'' to leave the device loop out")
     ap.add_argument("--define", action="append", default=[],
-                    metavar="NAME=VALUE",
+                    metavar="NAME=INTEGER",
                     help="an integer -D for the cudag graphs, over the shape's "
                     "(repeatable): an A/B of AB, AS or AR in one call each")
     ap.add_argument("--build", default=None,
