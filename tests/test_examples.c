@@ -149,13 +149,14 @@ static void llama_grids_follow_the_sms(void **state)
     (void)state;
     static const struct {
         const char *d[4];
-        const char *attn, *gu, *head, *argmax;
+        const char *attn, *gu, *head, *argmax, *block;
     } cases[] = {
-        {{NULL}, "33x8", "264", "8016", "63"},
-        {{"B=8", NULL}, "4x8x8", "264", "264", "63x8"},
-        {{"B=8", "SMS=114", NULL}, "3x8x8", "228", "228", "63x8"},
-        {{"B=8", "SMS=20", NULL}, "1x8x8", "40", "40", "20x8"},
-        {{"SMS=114", NULL}, "28x8", "228", "8016", "63"},
+        {{NULL}, "33x8", "264", "8016", "63", "256"},
+        {{"B=8", NULL}, "4x8x8", "264", "264", "63x8", "256"},
+        {{"B=8", "SMS=114", NULL}, "3x8x8", "228", "228", "63x8", "256"},
+        {{"B=8", "SMS=20", NULL}, "1x8x8", "40", "40", "20x8", "256"},
+        {{"SMS=114", NULL}, "28x8", "228", "8016", "63", "256"},
+        {{"AB=64", NULL}, "33x8", "264", "8016", "63", "64"},
     };
     static const char *const files[] = {"graphs/llama_decode.yaml",
                                         "graphs/llama_generate.yaml"};
@@ -171,26 +172,17 @@ static void llama_grids_follow_the_sms(void **state)
             assert_int_equal(rc, CUDAG_OK);
             char *dot;
             assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
-            grids_are(dot, ".attn", cases[i].attn);
             grids_are(dot, ".gu", cases[i].gu);
             grids_are(dot, "step.head", cases[i].head);
             grids_are(dot, "step.argmax", cases[i].argmax);
+            /* every layer's attention: its grid and its block (AB) */
+            char attn[96];
+            snprintf(attn, sizeof attn, "llama_attn_bf16\\ngrid %s  block %s",
+                     cases[i].attn, cases[i].block);
+            assert_int_equal(launches(dot, attn), 16);
             cudag_free(dot);
             cudag_graph_destroy(g);
         }
-    /* The attention's block (AB, 256 by default) from -D as well. */
-    for (size_t f = 0; f < 2; f++) {
-        cudag_options o = topts(NULL, (const char *const[]){"AB=64", NULL});
-        cudag_graph *g;
-        cudag_error err;
-        assert_int_equal(cudag_load_file(tsrc(files[f]), &o, &g, &err), CUDAG_OK);
-        char *dot;
-        assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
-        grids_are(dot, ".attn", "33x8");
-        assert_int_equal(launches(dot, "llama_attn_bf16\\ngrid 33x8  block 64"), 16);
-        cudag_free(dot);
-        cudag_graph_destroy(g);
-    }
 }
 
 int main(void)

@@ -524,31 +524,33 @@ static int default_heads(void **state)
     return 0;
 }
 
-/* Heads of 128 (the 8B shape's HD: 16 lanes a position, two positions a
- * warp): from position 0, then in every layout of the attention. */
-static void decode_heads_of_128(void **state)
+/* Heads of another size (nh query, nkv kv heads of hd): from position 0,
+ * then in every layout of the attention (default_heads restores them). */
+static void decode_heads(uint64_t seed, int nh, int nkv, int hd)
 {
-    (void)state;
-    uint64_t s = test_seed(0x128d) * 0x9e3779b97f4a7c15ull;
-    NH = 2, NKV = 1, HD = 128;
+    uint64_t s = test_seed(seed) * 0x9e3779b97f4a7c15ull;
+    NH = nh, NKV = nkv, HD = hd;
     int toks[STEPS];
     decode_against_reference(defs_with(NULL), (int)trand(&s, 0, V) % V, 0, STEPS,
                              toks, &s);
     attention_layouts(&s);
 }
 
-/* Heads of 32 (NH=8 NKV=4): the attention's CUDA-core path, which heads
- * other than 64 and 128 take (the tensor cores' path reads 16-byte chunks
- * of rows swizzled 8 at a time): from position 0, then in every layout. */
+/* Heads of 128 (the 8B shape's HD: 16 lanes a position, two positions a
+ * warp). */
+static void decode_heads_of_128(void **state)
+{
+    (void)state;
+    decode_heads(0x128d, 2, 1, 128);
+}
+
+/* Heads of 32: the attention's CUDA-core path, which heads other than 64
+ * and 128 take (the tensor cores' path reads 16-byte chunks of rows
+ * swizzled 8 at a time). */
 static void decode_heads_of_32(void **state)
 {
     (void)state;
-    uint64_t s = test_seed(0x32d) * 0x9e3779b97f4a7c15ull;
-    NH = 8, NKV = 4, HD = 32;
-    int toks[STEPS];
-    decode_against_reference(defs_with(NULL), (int)trand(&s, 0, V) % V, 0, STEPS,
-                             toks, &s);
-    attention_layouts(&s);
+    decode_heads(0x32d, 8, 4, 32);
 }
 
 /* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention

@@ -286,6 +286,18 @@ static bool built_inline(const cudag_graph *h, uint32_t n)
     const cudag_graph *sub = h->nodes[n].u.ch.sub;
     if (!sub || !sub->nnodes)
         return false;
+    /* The build asks once per edge end: a checked graph's node lists its
+     * own edges (else every edge is looked at, each time). */
+    const cudag__topo *t = &h->topo;
+    if (h->checked && t->out_start) {
+        for (uint32_t k = t->out_start[n]; k < t->out_start[n + 1]; k++)
+            if (h->edges[t->out_edge[k]].kind == CUDAG_EDGE_PROGRAMMATIC)
+                return true;
+        for (uint32_t k = t->in_start[n]; k < t->in_start[n + 1]; k++)
+            if (h->edges[t->in_edge[k]].kind == CUDAG_EDGE_PROGRAMMATIC)
+                return true;
+        return false;
+    }
     for (uint32_t e = 0; e < h->nedges; e++)
         if ((h->edges[e].from == n || h->edges[e].to == n) &&
             h->edges[e].kind == CUDAG_EDGE_PROGRAMMATIC)

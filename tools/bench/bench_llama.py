@@ -341,9 +341,7 @@ class Cudag:
                        V=d.V, CTX=ctx, B=B, ROPE_FACTOR=d.RF,
                        SMS=torch.cuda.get_device_properties(
                            torch.cuda.current_device()).multi_processor_count)
-        for kv in a.define:     # checked NAME=INTEGER by parse()
-            k, _, v = kv.partition("=")
-            defines[k.strip()] = int(v)
+        defines.update(a.define)
         bind = dict(w)
         bind.update(kcache=kc, vcache=vc, tok=tok, pos=pos, logits=logits)
         self.graphs, self.execs = [], []
@@ -1545,11 +1543,14 @@ def parse(argv=None):
         a.compile.discard("hf")
     a.compile_configs = [(c.split(":")[0], int(c.split(":")[1]))
                          for c in a.compile_configs.split(",") if c]
+    defines = {}
     for kv in a.define:
         k, eq, v = kv.partition("=")
         if not eq or not k.strip().isidentifier() or \
                 not v.strip().lstrip("-").isdigit():
             ap.error(f"--define {kv!r}: expected NAME=INTEGER")
+        defines[k.strip()] = int(v)
+    a.define = defines
     return a
 
 
