@@ -553,6 +553,15 @@ static void decode_heads_of_32(void **state)
     decode_heads(0x32d, 8, 4, 32);
 }
 
+/* Heads of 96: 12 chunks of 16 bytes a row, which no block of whole warps
+ * divides, so the attention's staging steps across rows mid-block (a block
+ * of 256 threads covers 21 rows and 4 chunks; of one warp, 2 rows and 8). */
+static void decode_heads_of_96(void **state)
+{
+    (void)state;
+    decode_heads(0x96d, 4, 2, 96);
+}
+
 /* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention
  * and the argmax per sequence), each from its own random token: every row
  * against its own reference, step by step.  Each twice: the GEMVs' input
@@ -753,6 +762,7 @@ int main(void)
         cmocka_unit_test(batch_gemvs_any_rows),
         cmocka_unit_test_teardown(decode_heads_of_128, default_heads),
         cmocka_unit_test_teardown(decode_heads_of_32, default_heads),
+        cmocka_unit_test_teardown(decode_heads_of_96, default_heads),
         cmocka_unit_test(generate_equals_the_step_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
