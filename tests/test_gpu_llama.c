@@ -2,23 +2,25 @@
  * small shape (L=2 H=256 F=512 NH=4 NKV=2 HD=64 V=1000 CTX=4352) against a CPU
  * reference of the step (LLAMA_CONTRACT semantics: f32 math, bf16 rounding
  * where Hugging Face rounds), token for token over several steps from a start
- * token, logits within bf16 tolerance; fresh random weights, the KV cache and
- * the outputs poisoned (NaN) first, so a read past pos or an unwritten logit
- * shows.  The same from random positions over a random cache, in each
- * layout of the attention: a cache one block holds, the graph's splits
- * combined, 2 blocks per kv head (AS=2) taking splits in turn, the same with
- * blocks of one warp (AB=32; at HD 128 the tensor cores want two), rooms of 16
- * positions (dozens of splits a block; past 4 096 positions, more splits
- * than the combine can hold in shared memory); and all of it again at heads of 128
- * (NH=2 NKV=1 HD=128, the 8B shape's HD) and of 32 (NH=8 NKV=4: the
- * attention's CUDA-core path; 64 and 128 take the tensor cores).  Then
- * generate.yaml's tokens equal the step replayed, and an EOS id stops it
- * early.  Batches of 3 and 11 sequences, each row against its own reference,
- * with the GEMVs' input rows staged in static and in dynamic shared memory,
- * and each GEMV kernel (batch 1's, the batch one) at the batch the graph
- * would not pick it for, and the output and down projections' kernel of the
- * 8B shapes (two blocks per SM) at batch 1 and 3.  The batch GEMV kernels
- * alone on rows past their own shared memory (read per chunk) and of no
+ * token, logits within bf16 tolerance, and the last layer's attention output
+ * within a bf16 rounding of the attention recomputed from the GPU's own q and
+ * cache; fresh random weights, the KV cache and the outputs poisoned (NaN)
+ * first, so a read past pos or an unwritten logit shows.  The same from random
+ * positions over a random cache, in each layout of the attention: a cache one
+ * block holds, the graph's splits combined, 2 blocks per kv head (AS=2) taking
+ * splits in turn, the same with blocks of one warp (AB=32; at HD 128 the tensor
+ * cores want two), rooms of 16 positions (dozens of splits a block; past 4 096
+ * positions, more splits than the combine can hold in shared memory); and all
+ * of it again at heads of 128 (NH=2 NKV=1 HD=128, the 8B shape's HD), of 32
+ * (NH=8 NKV=4: the attention's CUDA-core path; 64 and 128 take the tensor
+ * cores) and of 96 (NH=4 NKV=2: rows of 12 chunks, which no block of whole
+ * warps divides).  Then generate.yaml's tokens equal the step replayed, and
+ * an EOS id stops it early.  Batches of 3 and 11 sequences, each row against
+ * its own reference, with the GEMVs' input rows staged in static and in dynamic
+ * shared memory, and each GEMV kernel (batch 1's, the batch one) at the batch
+ * the graph would not pick it for, and the output and down projections' kernel
+ * of the 8B shapes (two blocks per SM) at batch 1 and 3.  The batch GEMV
+ * kernels alone on rows past their own shared memory (read per chunk) and of no
  * multiple of 32.  The random data come from the time, or CUDAG_TEST_SEED.
  * Exits 77 without a device, like every gpu suite. */
 #include "gpu_common.h"
@@ -27,13 +29,28 @@
 #include <stdint.h>
 #include <time.h>
 
-/* The heads: NH * HD = QW query and NKV * HD = KVW key columns, so that
- * the same buffers serve heads of 64 (NH=4 NKV=2, the 1B shape's HD) and of
- * 128 (NH=2 NKV=1, the 8B shape's). */
-enum { L = 2, H = 256, F = 512, QW = 256, KVW = 128, V = 1000, CTX = 4352,
-       NQKV = QW + 2 * KVW, STEPS = 8, GEN = 6, LONG_STEPS = 3,
+/* The heads of the moment: NH * HD query and NKV * HD key columns (qw(),
+ * kvw()), at most QWM and KVWM: the model's weights and the reference's cache
+ * are sized for the widest, and each graph gets the first rows it holds. */
+enum { L = 2, H = 256, F = 512, QWM = 384, KVWM = 192, V = 1000, CTX = 4352,
+       NQKVM = QWM + 2 * KVWM, STEPS = 8, GEN = 6, LONG_STEPS = 3,
        BATCH_STEPS = 3, MID = 1024 };
 static int NH = 4, NKV = 2, HD = 64;
+
+static int qw(void)
+{
+    return NH * HD;
+}
+
+static int kvw(void)
+{
+    return NKV * HD;
+}
+
+static int nqkv(void)
+{
+    return qw() + 2 * kvw();
+}
 
 /* The graph's -D list: the shape, the heads of the moment, then extra
  * (NULL-terminated, may be NULL).  Valid until the next call. */
@@ -88,20 +105,27 @@ typedef struct model {
 } model;
 
 typedef struct state {
-    float x[H], kc[L][CTX][KVW], vc[L][CTX][KVW], logits[V]; /* [l][t][kv*HD + d] */
+    float x[H], kc[L][CTX][KVWM], vc[L][CTX][KVWM], logits[V]; /* [l][t][kv*HD + d] */
     int pos, tok;
 } refstate;
 
 static const struct { const char *name; size_t n; float lo, hi; } wdesc[] = {
     {"embed", (size_t)V * H, -0.108f, 0.108f},         /* sqrt(3/H) */
     {"attn_norm", (size_t)L * H, 0.8f, 1.2f},
-    {"wqkv", (size_t)L * NQKV * H, -0.108f, 0.108f},
-    {"wo", (size_t)L * H * QW, -0.108f, 0.108f},
+    {"wqkv", (size_t)L * NQKVM * H, -0.108f, 0.108f},
+    {"wo", (size_t)L * H * QWM, -0.108f, 0.108f},
     {"mlp_norm", (size_t)L * H, 0.8f, 1.2f},
     {"wgu", (size_t)L * 2 * F * H, -0.108f, 0.108f},
     {"wd", (size_t)L * H * F, -0.0765f, 0.0765f},        /* sqrt(3/F) */
     {"final_norm", H, 0.8f, 1.2f},
 };
+
+/* Elements of weight i the graph holds at the heads of the moment (the
+ * first rows of the model's, which are sized for the widest). */
+static size_t wcount(int i)
+{
+    return i == 2 ? (size_t)L * nqkv() * H : i == 3 ? (size_t)L * H * qw() : wdesc[i].n;
+}
 
 static void put(cudag_exec *x, const char *b, const float *h, size_t n)
 {
@@ -179,9 +203,9 @@ static void model_free(model *m)
 static void load_batch(cudag_exec *x, const model *m, const int *start, int nb)
 {
     for (int i = 0; i < 8; i++)
-        put(x, wdesc[i].name, wbuf(m, i), wdesc[i].n);
-    poison(x, "kcache", (size_t)L * nb * CTX * KVW);
-    poison(x, "vcache", (size_t)L * nb * CTX * KVW);
+        put(x, wdesc[i].name, wbuf(m, i), wcount(i));
+    poison(x, "kcache", (size_t)L * nb * CTX * kvw());
+    poison(x, "vcache", (size_t)L * nb * CTX * kvw());
     poison(x, "logits", (size_t)nb * V);
     poison(x, "x", (size_t)nb * H);
     put_i32(x, "pos", 0);
@@ -230,13 +254,13 @@ static float inv_freq(int i)
 
 static void ref_step(const model *m, refstate *st)
 {
-    static float h[H], y[NQKV], att[QW], act[F], sc[CTX];
+    static float h[H], y[NQKVM], att[QWM], act[F], sc[CTX];
     const int t = st->pos, G = NH / NKV;
     memcpy(st->x, m->embed + (size_t)st->tok * H, sizeof st->x);
     for (int l = 0; l < L; l++) {
         rmsnorm(st->x, m->attn_norm + l * H, h);
-        const float *w = m->wqkv + (size_t)l * NQKV * H;
-        for (int r = 0; r < NQKV; r++)
+        const float *w = m->wqkv + (size_t)l * nqkv() * H;
+        for (int r = 0; r < nqkv(); r++)
             y[r] = bfr((float)dot(w + (size_t)r * H, h, H));
         for (int hh = 0; hh < NH + NKV; hh++)
             for (int i = 0; i < HD / 2; i++) {
@@ -269,9 +293,9 @@ static void ref_step(const model *m, refstate *st)
                 att[hh * HD + d] = bfr((float)(o / sum));
             }
         }
-        const float *wo = m->wo + (size_t)l * H * QW;
+        const float *wo = m->wo + (size_t)l * H * qw();
         for (int n = 0; n < H; n++)
-            st->x[n] = bfr(st->x[n] + bfr((float)dot(wo + (size_t)n * QW, att, QW)));
+            st->x[n] = bfr(st->x[n] + bfr((float)dot(wo + (size_t)n * qw(), att, qw())));
         rmsnorm(st->x, m->mlp_norm + l * H, h);
         const float *wg = m->wgu + (size_t)l * 2 * F * H;
         for (int j = 0; j < F; j++) {
@@ -329,7 +353,7 @@ static model M;
  * them.  The rest of the cache stays poisoned. */
 static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
 {
-    const size_t n = (size_t)L * CTX * KVW;
+    const size_t n = (size_t)L * CTX * kvw();
     float *kc = malloc(n * sizeof *kc), *vc = malloc(n * sizeof *vc);
     assert_non_null(kc);
     assert_non_null(vc);
@@ -385,6 +409,66 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
                      (double)st->logits[st->tok]);
         st->tok = gt;
     }
+}
+
+/* The last layer's attention of the step just run at position t, again in
+ * double from the GPU's own q and cache: every output written and within a
+ * bf16 rounding of it.  The logits cannot show a split of a few positions
+ * lost or counted twice out of thousands (their tolerance is the bf16
+ * flips carried through the layers); the attention's output, from the same
+ * inputs, does: such a split moves it by percents. */
+static void check_attention(cudag_exec *x, int t)
+{
+    const int G = NH / NKV, n = t + 1;
+    const size_t cn = (size_t)L * CTX * kvw();
+    float *q = malloc((size_t)qw() * sizeof *q), *o = malloc((size_t)qw() * sizeof *o);
+    float *kc = malloc(cn * sizeof *kc), *vc = malloc(cn * sizeof *vc);
+    double *w = malloc((size_t)n * sizeof *w), *ref = malloc((size_t)qw() * sizeof *ref);
+    assert_true(q && o && kc && vc && w && ref);
+    get(x, "q", q, (size_t)qw());
+    get(x, "attn", o, (size_t)qw());
+    get(x, "kcache", kc, cn);
+    get(x, "vcache", vc, cn);
+    double mx = 0;
+    for (int hh = 0; hh < NH; hh++) {
+        const size_t base = ((size_t)(L - 1) * NKV + hh / G) * CTX * HD;
+        double m = -INFINITY, sum = 0;
+        for (int u = 0; u < n; u++) {
+            double d = 0;
+            for (int e = 0; e < HD; e++)
+                d += (double)kc[base + (size_t)u * HD + e] * q[hh * HD + e];
+            w[u] = d / sqrt((double)HD);
+            m = fmax(m, w[u]);
+        }
+        for (int u = 0; u < n; u++)
+            sum += w[u] = exp(w[u] - m);
+        for (int e = 0; e < HD; e++) {
+            double a = 0;
+            for (int u = 0; u < n; u++)
+                a += w[u] * vc[base + (size_t)u * HD + e];
+            ref[hh * HD + e] = a / sum;
+            mx = fmax(mx, fabs(a / sum));
+        }
+    }
+    double worst = 0;
+    for (int i = 0; i < qw(); i++) {
+        if (isnan(o[i]))
+            fail_msg("pos %d: attention output %d not written", t, i);
+        /* a bf16 rounding of the output, twice, and a little of the largest
+         * for sums taken in another order */
+        const double tol = fabs(ref[i]) / 128 + mx / 1000;
+        worst = fmax(worst, fabs(o[i] - ref[i]) / tol);
+        if (fabs(o[i] - ref[i]) > tol)
+            fail_msg("pos %d: attention output %d (head %d) is %g, %g from the GPU's own "
+                     "q and cache", t, i, i / HD, (double)o[i], ref[i]);
+    }
+    print_message("pos %d: attention within %.2f of its tolerance\n", t, worst);
+    free(q);
+    free(o);
+    free(kc);
+    free(vc);
+    free(w);
+    free(ref);
 }
 
 /* The graph launches the GEMV kernels with the batch bodies (batch) or
@@ -443,6 +527,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
         const int gt = get_i32(x, "tok");
         assert_int_equal(get_i32(x, "pos"), p0 + k + 1);
         check_step(lg, gt, st, p0 + k, 0);
+        check_attention(x, p0 + k);
         toks[k] = gt;
     }
     free(lg);
