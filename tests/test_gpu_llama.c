@@ -229,6 +229,27 @@ static double dot(const float *a, const float *b, int n)
     return s;
 }
 
+/* One query head q over n positions of keys k and values v (rows `stride`
+ * floats apart): the softmax in f32, its weighted sum in double, into out
+ * (HD); sc holds the n scores. */
+static void attend(const float *q, const float *k, const float *v, size_t stride, int n,
+                   float *sc, double *out)
+{
+    float mx = -INFINITY, sum = 0;
+    for (int u = 0; u < n; u++) {
+        sc[u] = (float)dot(k + (size_t)u * stride, q, HD) / sqrtf((float)HD);
+        mx = fmaxf(mx, sc[u]);
+    }
+    for (int u = 0; u < n; u++)
+        sum += sc[u] = expf(sc[u] - mx);
+    for (int d = 0; d < HD; d++) {
+        double o = 0;
+        for (int u = 0; u < n; u++)
+            o += (double)sc[u] * v[(size_t)u * stride + d];
+        out[d] = o / sum;
+    }
+}
+
 static void rmsnorm(const float *x, const float *g, float *h)
 {
     float s = 0;
@@ -277,21 +298,11 @@ static void ref_step(const model *m, refstate *st)
                 st->vc[l][t][kv * HD + d] = y[(NH + NKV + kv) * HD + d];
             }
         for (int hh = 0; hh < NH; hh++) {
-            const int kv = hh / G;
-            float mx = -INFINITY, sum = 0;
-            for (int u = 0; u <= t; u++) {
-                sc[u] = (float)dot(st->kc[l][u] + kv * HD, y + hh * HD, HD) /
-                        sqrtf((float)HD);
-                mx = fmaxf(mx, sc[u]);
-            }
-            for (int u = 0; u <= t; u++)
-                sum += sc[u] = expf(sc[u] - mx);
-            for (int d = 0; d < HD; d++) {
-                double o = 0;
-                for (int u = 0; u <= t; u++)
-                    o += (double)sc[u] * st->vc[l][u][kv * HD + d];
-                att[hh * HD + d] = bfr((float)(o / sum));
-            }
+            double o[128]; /* HD <= 128 (the graphs' bound) */
+            attend(y + hh * HD, st->kc[l][0] + hh / G * HD, st->vc[l][0] + hh / G * HD,
+                   KVWM, t + 1, sc, o);
+            for (int d = 0; d < HD; d++)
+                att[hh * HD + d] = bfr((float)o[d]);
         }
         const float *wo = m->wo + (size_t)l * H * qw();
         for (int n = 0; n < H; n++)
@@ -411,9 +422,9 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
     }
 }
 
-/* The last layer's attention of the step just run at position t, again in
- * double from the GPU's own q and cache: every output written and within a
- * bf16 rounding of it.  The logits cannot show a split of a few positions
+/* The last layer's attention of the step just run at position t, again on
+ * the CPU (the reference's attend) from the GPU's own q and cache: every
+ * output written and within a bf16 rounding of it.  The logits cannot show a split of a few positions
  * lost or counted twice out of thousands (their tolerance is the bf16
  * flips carried through the layers); the attention's output, from the same
  * inputs, does: such a split moves it by percents. */
@@ -423,8 +434,9 @@ static void check_attention(cudag_exec *x, int t)
     const size_t cn = (size_t)L * CTX * kvw();
     float *q = malloc((size_t)qw() * sizeof *q), *o = malloc((size_t)qw() * sizeof *o);
     float *kc = malloc(cn * sizeof *kc), *vc = malloc(cn * sizeof *vc);
-    double *w = malloc((size_t)n * sizeof *w), *ref = malloc((size_t)qw() * sizeof *ref);
-    assert_true(q && o && kc && vc && w && ref);
+    float *sc = malloc((size_t)n * sizeof *sc);
+    double *ref = malloc((size_t)qw() * sizeof *ref);
+    assert_true(q && o && kc && vc && sc && ref);
     get(x, "q", q, (size_t)qw());
     get(x, "attn", o, (size_t)qw());
     get(x, "kcache", kc, cn);
@@ -432,24 +444,10 @@ static void check_attention(cudag_exec *x, int t)
     double mx = 0;
     for (int hh = 0; hh < NH; hh++) {
         const size_t base = ((size_t)(L - 1) * NKV + hh / G) * CTX * HD;
-        double m = -INFINITY, sum = 0;
-        for (int u = 0; u < n; u++) {
-            double d = 0;
-            for (int e = 0; e < HD; e++)
-                d += (double)kc[base + (size_t)u * HD + e] * q[hh * HD + e];
-            w[u] = d / sqrt((double)HD);
-            m = fmax(m, w[u]);
-        }
-        for (int u = 0; u < n; u++)
-            sum += w[u] = exp(w[u] - m);
-        for (int e = 0; e < HD; e++) {
-            double a = 0;
-            for (int u = 0; u < n; u++)
-                a += w[u] * vc[base + (size_t)u * HD + e];
-            ref[hh * HD + e] = a / sum;
-            mx = fmax(mx, fabs(a / sum));
-        }
+        attend(q + hh * HD, kc + base, vc + base, HD, n, sc, ref + hh * HD);
     }
+    for (int i = 0; i < qw(); i++)
+        mx = fmax(mx, fabs(ref[i]));
     double worst = 0;
     for (int i = 0; i < qw(); i++) {
         if (isnan(o[i]))
@@ -467,7 +465,7 @@ static void check_attention(cudag_exec *x, int t)
     free(o);
     free(kc);
     free(vc);
-    free(w);
+    free(sc);
     free(ref);
 }
 
