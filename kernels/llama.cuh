@@ -1161,7 +1161,12 @@ __device__ __forceinline__ float ll_rel_exp(float a, float m)
     return a == -INFINITY ? 0.0f : expf(a - m);
 }
 
-struct LlAttn {
+/* ODD: heads of a row of chunks that is no power of two (HD 24, 40, ...,
+ * 96: Phi-3's), the kernel llama_attn_odd_bf16.  Their lane groups in
+ * warps_cc are wider than a row; in one kernel with the others, that code
+ * pushed the paths of HD 64 and 128 past 128 registers into spills (20-40
+ * bytes, the 1B step 2-4 % slower, H100 2026-11-27). */
+template <bool ODD> struct LlAttn {
     const bf16 *q, *kc, *vc;
     const int *pos;
     float *part;
@@ -1265,7 +1270,7 @@ struct LlAttn {
      * cores' (warps_cc). */
     __device__ __forceinline__ bool tc() const
     {
-        return HD == 64 || (HD == 128 && blockDim.x >= 64);
+        return !ODD && (HD == 64 || (HD == 128 && blockDim.x >= 64));
     }
 
     /* Where 16-byte chunk ch of row r lies in ks and vs.  For the tensor
@@ -1300,8 +1305,14 @@ struct LlAttn {
         const int G = NH / NKV;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
         const int nw = blockDim.x >> 5;
-        const int LPP = HD / 8, PPW = 32 / LPP;
-        const int grp = lane / LPP, sub = lane % LPP;
+        /* A row's LPP chunks take a lane group of LG lanes, a power of
+         * two, so that the xor shuffles below stay within it.  Where LPP is
+         * not one, the lanes past it read chunk 0, score nothing and store
+         * nothing (shuffles over groups of 12 lanes mixed rows). */
+        const int LPP = HD / 8, LG = ODD ? 1 << (32 - __clz(LPP - 1)) : LPP, PPW = 32 / LG;
+        const int grp = lane / LG;
+        const bool on = !ODD || lane % LG < LPP;
+        const int sub = on ? lane % LG : 0;
         const float scale = 1.0f / sqrtf((float)HD);
         const int n = t1 - t0;
         for (int g0 = 0; g0 < G; g0 += 4) {
@@ -1345,7 +1356,9 @@ struct LlAttn {
                             for (int e = 0; e < 8; ++e)
                                 d = fmaf(kf[e], qg[e], d);
                         }
-                        for (int o = LPP / 2; o > 0; o >>= 1)
+                        if (ODD && !on)
+                            d = 0.0f;
+                        for (int o = LG / 2; o > 0; o >>= 1)
                             d += __shfl_xor_sync(0xffffffffu, d, o);
                         s[jj][g] = r < n ? d * scale : -INFINITY;
                     }
@@ -1384,7 +1397,7 @@ struct LlAttn {
             }
             /* The warp's lane groups merged: lanes of one sub-chunk of the
              * row exchange (max, sum, output) across groups. */
-            for (int o = LPP; o < 32; o <<= 1) {
+            for (int o = LG; o < 32; o <<= 1) {
 #pragma unroll
                 for (int g = 0; g < 4; ++g) {
                     const float m2 = __shfl_xor_sync(0xffffffffu, m[g], o);
@@ -1400,7 +1413,7 @@ struct LlAttn {
                     m[g] = M;
                 }
             }
-            if (grp == 0) {
+            if (grp == 0 && on) {
 #pragma unroll
                 for (int g = 0; g < 4; ++g) {
                     if (g0 + g >= G)
@@ -1692,20 +1705,23 @@ struct LlAttn {
 
     __device__ __forceinline__ bool valid(int R) const
     {
+        const int lpp = HD / 8;
         return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 1 && S <= R &&
-               blockDim.x % 32 == 0 && blockDim.x <= 32 * LL_AW;
+               blockDim.x % 32 == 0 && blockDim.x <= 32 * LL_AW &&
+               ((lpp & (lpp - 1)) != 0) == ODD;
     }
 
-    /* The kernel llama_attn_bf16: block (x, kv, b) is slot x of gridDim.x. */
+    /* The kernels llama_attn_bf16 and llama_attn_odd_bf16: block (x, kv,
+     * b) is slot x of gridDim.x. */
     __device__ __forceinline__ void run() const
     {
         extern __shared__ uint4 ll_dyn[];
         const LlAttnSmem a = smem(reinterpret_cast<unsigned char *>(ll_dyn));
         const int kv = blockIdx.y, b = blockIdx.z, R = a.R;
         /* Too little shared memory for S positions, too many query heads
-         * per kv head, heads too long, or a block of more than LL_AW warps
-         * or of a partial one: the launch fails, where returning would leave
-         * out unwritten. */
+         * per kv head, heads too long, a block of more than LL_AW warps or
+         * of a partial one, or the other kernel's heads: the launch fails,
+         * where returning would leave out unwritten. */
         if (!valid(R))
             __trap();
         const int p = pos[0];

@@ -1,6 +1,6 @@
 /* test_examples.c — every graph in graphs/ passes the checker with no
  * warning, plans, and its DOT renders with Graphviz (where installed); the
- * Llama step's kernels picked by its shapes. */
+ * Llama step's kernels picked by its shapes and head sizes. */
 #include "common.h"
 
 #include <dirent.h>
@@ -77,6 +77,24 @@ static int launches(const char *dot, const char *kernel)
     return n;
 }
 
+/* The DOT of graph file `file` (under the source root) loaded with the
+ * NULL-terminated defines d, which must load; cudag_free it. */
+static char *dot_of(const char *file, const char *const *d)
+{
+    tdiag td;
+    cudag_options o = topts(&td, d);
+    cudag_graph *g;
+    cudag_error err;
+    int rc = cudag_load_file(tsrc(file), &o, &g, &err);
+    if (rc != CUDAG_OK)
+        print_error("%s\n", td.text);
+    assert_int_equal(rc, CUDAG_OK);
+    char *dot;
+    assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+    cudag_graph_destroy(g);
+    return dot;
+}
+
 /* The Llama step picks its GEMV kernels by the shapes (graphs/llama/step.yaml,
  * KB and KR): batch 1's or the batch ones by B, and at batch 1 with H >= 4096
  * (the 8B shapes) the output and down projections' kernel of two blocks per
@@ -101,23 +119,40 @@ static void llama_picks_its_kernels_by_shape(void **state)
     static const char *const res[] = {"llama_res_bf16", "llama_res_batch_bf16",
                                       "llama_res_m2_bf16"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tdiag td;
-        cudag_options o = topts(&td, cases[i].d);
-        cudag_graph *g;
-        cudag_error err;
-        int rc = cudag_load_file(tsrc("graphs/llama_decode.yaml"), &o, &g, &err);
-        if (rc != CUDAG_OK)
-            print_error("%s\n", td.text);
-        assert_int_equal(rc, CUDAG_OK);
-        char *dot;
-        assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+        char *dot = dot_of("graphs/llama_decode.yaml", cases[i].d);
         assert_int_equal(launches(dot, cases[i].qkv), cases[i].L);
         for (size_t k = 0; k < sizeof res / sizeof res[0]; k++)
             assert_int_equal(launches(dot, res[k]),
                              strcmp(res[k], cases[i].res) ? 0 : 2 * cases[i].L);
         cudag_free(dot);
-        cudag_graph_destroy(g);
     }
+}
+
+/* The attention kernel follows the head size (step.yaml, AK): heads of 1,
+ * 2, 4, 8 or 16 chunks of 8 elements take llama_attn_bf16, every other
+ * multiple of 8 up to 128 llama_attn_odd_bf16 (lane groups wider than a
+ * row), in every layer of both Llama graphs; each kernel traps on the
+ * other's heads, so a wrong pick fails at replay, not silently. */
+static void llama_picks_its_attention_by_head_size(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"graphs/llama_decode.yaml",
+                                        "graphs/llama_generate.yaml"};
+    for (size_t f = 0; f < 2; f++)
+        for (int hd = 8; hd <= 128; hd += 8) {
+            char hds[16];
+            snprintf(hds, sizeof hds, "HD=%d", hd);
+            const char *d[] = {"L=3", "NH=4", "NKV=2", hds, NULL};
+            char *dot = dot_of(files[f], d);
+            const int c = hd / 8;
+            const bool odd = c != 1 && c != 2 && c != 4 && c != 8 && c != 16;
+            if (launches(dot, "llama_attn_bf16") != (odd ? 0 : 3) ||
+                launches(dot, "llama_attn_odd_bf16") != (odd ? 3 : 0))
+                fail_msg("%s at HD %d: %d llama_attn_bf16, %d llama_attn_odd_bf16",
+                         files[f], hd, launches(dot, "llama_attn_bf16"),
+                         launches(dot, "llama_attn_odd_bf16"));
+            cudag_free(dot);
+        }
 }
 
 /* Grid `grid` in the label of every node of `dot` whose name ends in
@@ -162,16 +197,7 @@ static void llama_grids_follow_the_sms(void **state)
                                         "graphs/llama_generate.yaml"};
     for (size_t f = 0; f < 2; f++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            tdiag td;
-            cudag_options o = topts(&td, cases[i].d);
-            cudag_graph *g;
-            cudag_error err;
-            int rc = cudag_load_file(tsrc(files[f]), &o, &g, &err);
-            if (rc != CUDAG_OK)
-                print_error("%s\n", td.text);
-            assert_int_equal(rc, CUDAG_OK);
-            char *dot;
-            assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+            char *dot = dot_of(files[f], cases[i].d);
             grids_are(dot, ".gu", cases[i].gu);
             grids_are(dot, "step.head", cases[i].head);
             grids_are(dot, "step.argmax", cases[i].argmax);
@@ -181,7 +207,6 @@ static void llama_grids_follow_the_sms(void **state)
                      cases[i].attn, cases[i].block);
             assert_int_equal(launches(dot, attn), 16);
             cudag_free(dot);
-            cudag_graph_destroy(g);
         }
 }
 
@@ -190,6 +215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(examples_check_plan_and_render),
         cmocka_unit_test(llama_picks_its_kernels_by_shape),
+        cmocka_unit_test(llama_picks_its_attention_by_head_size),
         cmocka_unit_test(llama_grids_follow_the_sms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

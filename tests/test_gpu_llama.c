@@ -524,8 +524,9 @@ static void decode_against_reference(const char *const *d, int start, int p0,
         ref_step(&M, st);
         const int gt = get_i32(x, "tok");
         assert_int_equal(get_i32(x, "pos"), p0 + k + 1);
-        check_step(lg, gt, st, p0 + k, 0);
+        /* the attention first: of the two, it names the kernel at fault */
         check_attention(x, p0 + k);
+        check_step(lg, gt, st, p0 + k, 0);
         toks[k] = gt;
     }
     free(lg);

@@ -1,5 +1,6 @@
 /* test_gpu_llama_limits.c — what the Llama kernels cannot do is refused,
- * twice over, for three limits: a batch of 17 rows, one more than the batch
+ * twice over, for three limits (and each attention kernel traps on the other's
+ * heads, below): a batch of 17 rows, one more than the batch
  * GEMV kernels hold sums for; splits longer (S = 32) than the positions an
  * attention block's shared memory holds (AR = 16); and 16 query heads per kv
  * head, where the attention holds 8.
@@ -183,6 +184,24 @@ static void attention_of_16_heads_per_kv_head_is_refused_and_traps(void **state)
                  "unbounded: 16 query heads per kv head");
 }
 
+/* Heads of 96 (12 chunks a row) take the other attention kernel, and each
+ * of the two traps on the other's heads: a graph that picks wrong fails at
+ * replay instead of mixing rows in its shuffles. */
+static void attention_kernels_trap_on_each_others_heads(void **state)
+{
+    (void)state;
+    expect_runs(DECODE, (const char *const[]){"NH=4", "NKV=2", "HD=96", NULL},
+                "attention: heads of 96, the graph's pick");
+    expect_runs(UNBOUNDED, (const char *const[]){"HD=96", NULL},
+                "unbounded: heads of 96, llama_attn_odd_bf16");
+    expect_traps((const char *const[]){"HD=96", "AK=0", NULL},
+                 "unbounded: heads of 96, llama_attn_bf16");
+    expect_runs(UNBOUNDED, (const char *const[]){"HD=64", NULL},
+                "unbounded: heads of 64, llama_attn_bf16");
+    expect_traps((const char *const[]){"HD=64", "AK=1", NULL},
+                 "unbounded: heads of 64, llama_attn_odd_bf16");
+}
+
 int main(void)
 {
     /* The skip rule, in a child too: the parent never touches the driver. */
@@ -201,6 +220,7 @@ int main(void)
         cmocka_unit_test(batch_of_16_runs_17_is_refused_and_traps),
         cmocka_unit_test(attention_room_below_s_is_refused_and_traps),
         cmocka_unit_test(attention_of_16_heads_per_kv_head_is_refused_and_traps),
+        cmocka_unit_test(attention_kernels_trap_on_each_others_heads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
