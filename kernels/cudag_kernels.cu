@@ -290,21 +290,21 @@ LL_RES(LL_CFG_RES_M2, llama_res_m2_bf16, ll_run1)
 LL_HEAD(LL_CFG_HEAD, llama_head_bf16, ll_run1)
 LL_HEAD(LL_CFG_HEAD, llama_head_batch_bf16, ll_runb)
 
-/* The attention twice: heads of 1, 2, 4, 8 or 16 chunks of 8 (HD 64 and 128
- * on the tensor cores), and the others (llama.cuh, LlAttn); each traps on the
- * other's heads. */
-#define LL_ATTN(ODD, NAME)                                                     \
+/* The attention three times (llama.cuh, LlAttn): batch 1's, the batch one,
+ * and the one for heads of no power of two chunks of 8. */
+#define LL_ATTN(MODE, NAME)                                                    \
     KERNEL_LL NAME(const bf16 *q, const bf16 *kcache, const bf16 *vcache,     \
                    const int *pos, float *part, int *cnt, bf16 *out, int B,   \
                    int NH, int NKV, int HD, int CTX, int S, const bf16 *pf0,  \
                    const bf16 *pf1, int pfn)                                  \
     {                                                                          \
-        const LlAttn<ODD> k{q,  kcache, vcache, pos, part, cnt, out, B,       \
+        const LlAttn<MODE> k{q,  kcache, vcache, pos, part, cnt, out, B,       \
                             NH, NKV,    HD,     CTX, S,    pf0, pf1, pfn};    \
         k.run();                                                               \
     }
-LL_ATTN(false, llama_attn_bf16)
-LL_ATTN(true, llama_attn_odd_bf16)
+LL_ATTN(LL_A1, llama_attn_bf16)
+LL_ATTN(LL_AB, llama_attn_batch_bf16)
+LL_ATTN(LL_AODD, llama_attn_odd_bf16)
 
 KERNEL llama_argmax_bf16(const bf16 *logits, int *part, int *cnt, int *tok,
                          int *pos, int B, int V)

@@ -79,6 +79,12 @@ __device__ __forceinline__ void ll_cp_commit(void)
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
+/* All but the last committed group done. */
+__device__ __forceinline__ void ll_cp_wait_1(void)
+{
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+}
+
 __device__ __forceinline__ void ll_cp_wait_all(void)
 {
     asm volatile("cp.async.wait_all;" ::: "memory");
@@ -1161,12 +1167,37 @@ __device__ __forceinline__ float ll_rel_exp(float a, float m)
     return a == -INFINITY ? 0.0f : expf(a - m);
 }
 
-/* ODD: heads of a row of chunks that is no power of two (HD 24, 40, ...,
- * 96: Phi-3's), the kernel llama_attn_odd_bf16.  Their lane groups in
- * warps_cc are wider than a row; in one kernel with the others, that code
- * pushed the paths of HD 64 and 128 past 128 registers into spills (20-40
- * bytes, the 1B step 2-4 % slower, H100 2026-11-27). */
-template <bool ODD> struct LlAttn {
+/* A warp's running max, sum and output on the tensor cores' path (rows gid
+ * of the mma, its 64 output columns). */
+struct LlTcSums {
+    float m, l, o[8][2];
+    __device__ __forceinline__ void zero()
+    {
+        m = -INFINITY, l = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            o[j][0] = o[j][1] = 0.0f;
+    }
+};
+
+/* The attention's three kernels, each correct at any batch, each trapping
+ * where another's heads are (valid), and each without the code of the
+ * others, which in one kernel cost spills or the batch 1 step's latency:
+ *   LL_A1   llama_attn_bf16: each split's warps merged into its own partial
+ *           (at batch 1 every block takes one split at most up to KV 8 448);
+ *   LL_AB   llama_attn_batch_bf16: on the tensor cores each warp keeps its
+ *           sums across the splits its block takes in turn, and the warps
+ *           merge once, into one partial a block; at HD 128 the room holds
+ *           two splits, the next loading while this one is scored;
+ *   LL_AODD llama_attn_odd_bf16: heads of a row of chunks that is no power
+ *           of two (HD 24, 40, ..., 96: Phi-3's), on the CUDA cores, their
+ *           lane groups wider than a row.  In one kernel with the others,
+ *           that code pushed HD 64 and 128 into spills (20-40 bytes, the 1B
+ *           step 2-4 % slower, H100 2026-11-27). */
+enum { LL_A1, LL_AB, LL_AODD };
+
+template <int MODE> struct LlAttn {
+    static constexpr bool ODD = MODE == LL_AODD, ACC = MODE == LL_AB;
     const bf16 *q, *kc, *vc;
     const int *pos;
     float *part;
@@ -1231,6 +1262,16 @@ template <bool ODD> struct LlAttn {
         a.ks = reinterpret_cast<bf16 *>(a.sl + LL_AW * G);
         a.vs = a.ks + a.R * HD;
         return a;
+    }
+
+    /* The room's half h when it holds two splits of per rows: rows
+     * h * per, ... of ks and of vs. */
+    __device__ __forceinline__ LlAttnSmem room_half(const LlAttnSmem &a, int h, int per) const
+    {
+        LlAttnSmem r = a;
+        r.ks += h * per * HD;
+        r.vs += h * per * HD;
+        return r;
     }
 
     /* The keys and values of positions [lo, hi) of (b, kv) copied into
@@ -1439,9 +1480,12 @@ template <bool ODD> struct LlAttn {
      * halves), so no shuffle moves them.  P goes in as bf16 twice, p and
      * p - bf16(p): P V as exact as the f32 sums of the CUDA cores' path (one
      * bf16 P alone errs by 2^-9 of each weight).  Unit u's max, sum and
-     * output go where warp u's go on the CUDA cores; returns nu. */
-    template <int HDC>
-    __device__ __forceinline__ int warps_tc(const LlAttnSmem &a, int t0, int t1) const
+     * output go where warp u's go on the CUDA cores; returns nu.  With
+     * KEEP they go on from *keep, and back into it (store_tc writes them
+     * out once the block's splits are done). */
+    template <int HDC, bool KEEP>
+    __device__ __forceinline__ int warps_tc(const LlAttnSmem &a, int t0, int t1,
+                                            LlTcSums *keep) const
     {
         constexpr int WPC = HDC / 64, NK = HDC / 16;
         const int G = NH / NKV;
@@ -1464,10 +1508,12 @@ template <bool ODD> struct LlAttn {
 #pragma unroll
         for (int k = 0; k < QR; ++k)
             qfrag(k, qa[k]);
-        float m = -INFINITY, l = 0.0f, o[8][2];
+        float m = KEEP ? keep->m : -INFINITY, l = KEEP ? keep->l : 0.0f, o[8][2];
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
-            o[j][0] = o[j][1] = 0.0f;
+        for (int j = 0; j < 8; ++j) {
+            o[j][0] = KEEP ? keep->o[j][0] : 0.0f;
+            o[j][1] = KEEP ? keep->o[j][1] : 0.0f;
+        }
         for (int c = u; c < nchunk; c += nu) {
             const int r0 = c * 16;
             /* scores: row gid, positions r0 + 8h + 2 tig + e */
@@ -1527,6 +1573,13 @@ template <bool ODD> struct LlAttn {
                 }
             }
         }
+        if (KEEP) {
+            keep->m = m, keep->l = l;
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                keep->o[j][0] = o[j][0], keep->o[j][1] = o[j][1];
+            return nu;
+        }
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         if (u < nu && gid < G) {
@@ -1540,23 +1593,56 @@ template <bool ODD> struct LlAttn {
         return nu;
     }
 
+    /* The warps' sums of warps_tc into so, sm and sl: unit u's where warp
+     * u's go on the CUDA cores; returns the units, nu.  warps_tc's tail
+     * writes the same for batch 1's kernel inline: through this function
+     * that kernel spilled 8 bytes (ptxas, 2026-11-27). */
+    __device__ __forceinline__ int store_tc(const LlAttnSmem &a, const LlTcSums &st) const
+    {
+        const int G = NH / NKV, WPC = HD / 64;
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const int nu = (blockDim.x >> 5) / WPC, u = warp / WPC, half = warp % WPC;
+        const int gid = lane >> 2, tig = lane & 3;
+        float l = st.l;
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        if (u < nu && gid < G) {
+            float *so = a.so + (u * G + gid) * HD + 64 * half + 2 * tig;
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                *reinterpret_cast<float2 *>(so + j * 8) = make_float2(st.o[j][0], st.o[j][1]);
+            if (half == 0 && tig == 0)
+                a.sm[u * G + gid] = st.m, a.sl[u * G + gid] = l;
+        }
+        return nu;
+    }
+
     /* Split `split` of (b, kv) over positions [t0, t1), staged in ks and vs,
      * into its partial, or, when it is the whole of 0..pos, straight into
      * out: each warp's sums, then the warps' merged. */
     __device__ __forceinline__ void split_part(const LlAttnSmem &a, int b, int kv, int split,
                                                int t0, int t1, bool whole) const
     {
-        const int G = NH / NKV;
-        const int tid = threadIdx.x;
         /* the warps, or units of warps, whose sums are merged */
         int nw = blockDim.x >> 5;
         if (tc() && HD == 64)
-            nw = warps_tc<64>(a, t0, t1);
+            nw = warps_tc<64, false>(a, t0, t1, nullptr);
         else if (tc())
-            nw = warps_tc<128>(a, t0, t1);
+            nw = warps_tc<128, false>(a, t0, t1, nullptr);
         else
             warps_cc(a, t0, t1);
         __syncthreads();
+        merge(a, b, kv, split, nw, whole);
+    }
+
+    /* The nw warps' (or units') sums in so, sm and sl merged into partial
+     * `slot` of (b, kv), or, when they cover the whole of 0..pos, straight
+     * into out. */
+    __device__ __forceinline__ void merge(const LlAttnSmem &a, int b, int kv, int slot, int nw,
+                                          bool whole) const
+    {
+        const int G = NH / NKV;
+        const int tid = threadIdx.x;
         const int nsmax = (CTX + S - 1) / S;
         for (int e = tid; e < G * HD; e += blockDim.x) {
             const int g = e / HD, d = e % HD;
@@ -1573,12 +1659,20 @@ template <bool ODD> struct LlAttn {
                 out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / L);
                 continue;
             }
-            float *pp = part + (((long long)b * NH + kv * G + g) * nsmax + split) * (HD + 2);
+            float *pp = part + (((long long)b * NH + kv * G + g) * nsmax + slot) * (HD + 2);
             pp[d] = O;
             if (d == 0)
                 pp[HD] = M, pp[HD + 1] = L;
         }
-        __syncthreads(); /* so, sm, sl, ks and vs are the next split's */
+        __syncthreads(); /* so, sm, sl, ks and vs are free again */
+    }
+
+    /* LL_AB's room in halves: at HD 128 (rooms of 128 positions) they took
+     * 8B batch 8 at KV 8 192 from 13 139 to 12 865 us a step; at HD 64 (256)
+     * they cost 1B batch 8 1.5 % (2 386 -> 2 426; H100, 2026-11-27). */
+    __device__ __forceinline__ bool halves() const
+    {
+        return ACC && tc() && HD == 128;
     }
 
     /* Positions 0..n-1 this step attends to (p: pos[0]), in nact splits of
@@ -1598,6 +1692,11 @@ template <bool ODD> struct LlAttn {
         }
         per = ((n + nblk - 1) / nblk + 15) & ~15;
         per = per < S ? S : per > R ? R : per;
+        /* Blocks that take splits in turn hold two (halves()), a half of
+         * the room each: one loads while the other is scored. */
+        const int h = (R / 2) & ~15;
+        if (halves() && per == R && (n + per - 1) / per > nblk && h >= S)
+            per = h;
         nact = (n + per - 1) / per;
     }
 
@@ -1614,6 +1713,43 @@ template <bool ODD> struct LlAttn {
             stage(a, b, kv, t0, mine > t0 ? mine : t0, t1);
     }
 
+    /* LL_AB on the tensor cores: the block's splits xs, xs + nblk, ... with
+     * each warp's sums kept across them, merged once into partial xs (or
+     * out, for the whole of 0..pos); with halves() (HD 128 alone, so that HD
+     * 64's code has none of it), split k + 1's loads go out before split k
+     * is waited for and scored. */
+    template <int HDC>
+    __device__ __forceinline__ void splits_kept(const LlAttnSmem &a, int b, int kv, int xs,
+                                                int nblk, int n, int per, int nact) const
+    {
+        LlTcSums st;
+        st.zero();
+        const bool db = HDC == 128 && halves() && nact > nblk && 2 * per <= a.R;
+        int k = 0;
+        for (int split = xs; split < nact; split += nblk, ++k) {
+            const LlAttnSmem h = db ? room_half(a, k & 1, per) : a;
+            const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
+            const bool ahead = db && split + nblk < nact;
+            if (split != xs && !db)
+                stage(h, b, kv, s0, s0, s1);
+            if (ahead) {
+                const int x0 = (split + nblk) * per, x1 = x0 + per < n ? x0 + per : n;
+                stage(room_half(a, (k + 1) & 1, per), b, kv, x0, x0, x1);
+            }
+            zero_tail(h, s1 - s0);
+            if (ahead)
+                ll_cp_wait_1();
+            else
+                ll_cp_wait_all();
+            __syncthreads();
+            warps_tc<HDC, true>(h, s0, s1, &st);
+            __syncthreads(); /* this room (or half) is a later split's */
+        }
+        const int nu = store_tc(a, st);
+        __syncthreads();
+        merge(a, b, kv, xs, nu, nact == 1);
+    }
+
     /* After griddepcontrol.wait, by block slot xs of nblk for (b, kv), with
      * its first split below pos staged or on the way: the splits xs, xs +
      * nblk, ... into partials, then, by the last of the (b, kv)'s slots to
@@ -1626,20 +1762,28 @@ template <bool ODD> struct LlAttn {
         first_stage(a, b, kv, xs, p, n, per, false);
         for (int e = tid; e < G * HD; e += blockDim.x)
             a.sq[e] = __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
-        for (int split = xs; split < nact; split += nblk) {
-            const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
-            if (split != xs)
-                stage(a, b, kv, s0, s0, s1);
-            if (tc())
-                zero_tail(a, s1 - s0);
-            ll_cp_wait_all();
-            __syncthreads();
-            split_part(a, b, kv, split, s0, s1, nact == 1);
-        }
+        if (ACC && tc() && HD == 64)
+            splits_kept<64>(a, b, kv, xs, nblk, n, per, nact);
+        else if (ACC && tc())
+            splits_kept<128>(a, b, kv, xs, nblk, n, per, nact);
+        else
+            for (int split = xs; split < nact; split += nblk) {
+                const int s0 = split * per, s1 = s0 + per < n ? s0 + per : n;
+                if (split != xs)
+                    stage(a, b, kv, s0, s0, s1);
+                if (tc())
+                    zero_tail(a, s1 - s0);
+                ll_cp_wait_all();
+                __syncthreads();
+                split_part(a, b, kv, split, s0, s1, nact == 1);
+            }
         if (nact == 1)
             return; /* no partials: nothing to combine */
-        /* The last block of (b, kv) to get here combines every split. */
+        /* The last block of (b, kv) to get here combines the partials: one
+         * a block where the sums were kept across its splits, else one a
+         * split. */
         const int nblk_kv = nact < nblk ? nact : nblk;
+        const int np = ACC && tc() ? nblk_kv : nact;
         __threadfence();
         __shared__ int last;
         __syncthreads();
@@ -1653,15 +1797,15 @@ template <bool ODD> struct LlAttn {
         __threadfence();
         const int nsmax = (CTX + S - 1) / S;
         const float *pb = part + ((long long)b * NH + kv * G) * nsmax * (HD + 2);
-        if (2 * G * nact <= a.R * HD) {
+        if (2 * G * np <= a.R * HD) {
             /* Every split's max and sum loaded at once (where the keys were),
              * each head's weights exp(m_s - M) computed once, then each
-             * output element sums its nact partials with the loads
+             * output element sums its np partials with the loads
              * unrolled: a few round trips to L2 where a loop over splits
              * per element took two per split. */
-            float *cm = reinterpret_cast<float *>(a.ks), *cl = cm + G * nact;
-            for (int i = tid; i < G * nact; i += blockDim.x) {
-                const int g = i / nact, s2 = i % nact;
+            float *cm = reinterpret_cast<float *>(a.ks), *cl = cm + G * np;
+            for (int i = tid; i < G * np; i += blockDim.x) {
+                const int g = i / np, s2 = i % np;
                 const float *pp = pb + ((long long)g * nsmax + s2) * (HD + 2);
                 cm[i] = __ldcg(pp + HD);
                 cl[i] = __ldcg(pp + HD + 1);
@@ -1669,7 +1813,7 @@ template <bool ODD> struct LlAttn {
             __syncthreads();
             for (int g = warp; g < G; g += blockDim.x >> 5) {
                 float L;
-                ll_warp_exp(cm + g * nact, nact, cl + g * nact, &L);
+                ll_warp_exp(cm + g * np, np, cl + g * np, &L);
                 if (lane == 0)
                     a.sm[g] = L;
             }
@@ -1679,8 +1823,8 @@ template <bool ODD> struct LlAttn {
                 const float *pp = pb + (long long)g * nsmax * (HD + 2) + d;
                 float O = 0.0f;
 #pragma unroll 8
-                for (int s2 = 0; s2 < nact; ++s2)
-                    O = fmaf(cm[g * nact + s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
+                for (int s2 = 0; s2 < np; ++s2)
+                    O = fmaf(cm[g * np + s2], __ldcg(pp + (long long)s2 * (HD + 2)), O);
                 out[((long long)b * NH + kv * G + g) * HD + d] = __float2bfloat16_rn(O / a.sm[g]);
             }
         } else {
@@ -1688,10 +1832,10 @@ template <bool ODD> struct LlAttn {
                 const int g = e / HD, d = e % HD;
                 const float *pp = pb + (long long)g * nsmax * (HD + 2);
                 float M = -INFINITY;
-                for (int s2 = 0; s2 < nact; ++s2)
+                for (int s2 = 0; s2 < np; ++s2)
                     M = fmaxf(M, __ldcg(pp + s2 * (HD + 2) + HD));
                 float L = 0.0f, O = 0.0f;
-                for (int s2 = 0; s2 < nact; ++s2) {
+                for (int s2 = 0; s2 < np; ++s2) {
                     const float f = expf(__ldcg(pp + s2 * (HD + 2) + HD) - M);
                     L += f * __ldcg(pp + s2 * (HD + 2) + HD + 1);
                     O += f * __ldcg(pp + s2 * (HD + 2) + d);
@@ -1711,8 +1855,8 @@ template <bool ODD> struct LlAttn {
                ((lpp & (lpp - 1)) != 0) == ODD;
     }
 
-    /* The kernels llama_attn_bf16 and llama_attn_odd_bf16: block (x, kv,
-     * b) is slot x of gridDim.x. */
+    /* The kernels llama_attn_bf16, llama_attn_batch_bf16 and
+     * llama_attn_odd_bf16: block (x, kv, b) is slot x of gridDim.x. */
     __device__ __forceinline__ void run() const
     {
         extern __shared__ uint4 ll_dyn[];

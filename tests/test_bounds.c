@@ -444,7 +444,7 @@ static void llama_step_states_them_for_any_parent(void **state)
     assert_int_equal(d.nerr, 1);
     char want[4096];
     snprintf(want, sizeof want,
-             "%s:91:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
+             "%s:93:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
              "16\n"
              "%s:4:17: note: in child graph '%s' of node 'step'\n",
              tsrc("graphs/llama/step.yaml"), tsrc("graphs/t.yaml"),

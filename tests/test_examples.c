@@ -128,31 +128,38 @@ static void llama_picks_its_kernels_by_shape(void **state)
     }
 }
 
-/* The attention kernel follows the head size (step.yaml, AK): heads of 1,
- * 2, 4, 8 or 16 chunks of 8 elements take llama_attn_bf16, every other
- * multiple of 8 up to 128 llama_attn_odd_bf16 (lane groups wider than a
- * row), in every layer of both Llama graphs; each kernel traps on the
- * other's heads, so a wrong pick fails at replay, not silently. */
+/* The attention kernel follows the head size and the batch (step.yaml,
+ * AK): heads of 1, 2, 4, 8 or 16 chunks of 8 elements take llama_attn_bf16
+ * at batch 1 and llama_attn_batch_bf16 past it (or at batch 1 with the
+ * batch GEMVs, KB=1), every other multiple of 8 up to 128
+ * llama_attn_odd_bf16 (lane groups wider than a row), in every layer of
+ * both Llama graphs; each kernel traps on another's heads, so a wrong pick
+ * fails at replay, not silently. */
 static void llama_picks_its_attention_by_head_size(void **state)
 {
     (void)state;
     static const char *const files[] = {"graphs/llama_decode.yaml",
                                         "graphs/llama_generate.yaml"};
+    static const char *const batches[] = {"B=1", "B=2", "B=11", "KB=1"};
+    static const char *const names[] = {"llama_attn_bf16", "llama_attn_batch_bf16",
+                                        "llama_attn_odd_bf16"};
     for (size_t f = 0; f < 2; f++)
-        for (int hd = 8; hd <= 128; hd += 8) {
-            char hds[16];
-            snprintf(hds, sizeof hds, "HD=%d", hd);
-            const char *d[] = {"L=3", "NH=4", "NKV=2", hds, NULL};
-            char *dot = dot_of(files[f], d);
-            const int c = hd / 8;
-            const bool odd = c != 1 && c != 2 && c != 4 && c != 8 && c != 16;
-            if (launches(dot, "llama_attn_bf16") != (odd ? 0 : 3) ||
-                launches(dot, "llama_attn_odd_bf16") != (odd ? 3 : 0))
-                fail_msg("%s at HD %d: %d llama_attn_bf16, %d llama_attn_odd_bf16",
-                         files[f], hd, launches(dot, "llama_attn_bf16"),
-                         launches(dot, "llama_attn_odd_bf16"));
-            cudag_free(dot);
-        }
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+            for (int hd = 8; hd <= 128; hd += 8) {
+                char hds[16];
+                snprintf(hds, sizeof hds, "HD=%d", hd);
+                const char *d[] = {"L=3", "NH=4", "NKV=2", hds, batches[b], NULL};
+                char *dot = dot_of(files[f], d);
+                const int c = hd / 8;
+                const bool odd = c != 1 && c != 2 && c != 4 && c != 8 && c != 16;
+                const size_t want = odd ? 2 : b > 0;
+                for (size_t k = 0; k < 3; k++)
+                    if (launches(dot, names[k]) != (k == want ? 3 : 0))
+                        fail_msg("%s at HD %d, %s: %d %s, expected %s", files[f], hd,
+                                 batches[b], launches(dot, names[k]), names[k],
+                                 names[want]);
+                cudag_free(dot);
+            }
 }
 
 /* Grid `grid` in the label of every node of `dot` whose name ends in
@@ -185,13 +192,14 @@ static void llama_grids_follow_the_sms(void **state)
     static const struct {
         const char *d[4];
         const char *attn, *gu, *head, *argmax, *block;
+        bool batch; /* the batch kernels */
     } cases[] = {
-        {{NULL}, "33x8", "264", "8016", "63", "256"},
-        {{"B=8", NULL}, "4x8x8", "264", "264", "63x8", "256"},
-        {{"B=8", "SMS=114", NULL}, "3x8x8", "228", "228", "63x8", "256"},
-        {{"B=8", "SMS=20", NULL}, "1x8x8", "40", "40", "20x8", "256"},
-        {{"SMS=114", NULL}, "28x8", "228", "8016", "63", "256"},
-        {{"AB=64", NULL}, "33x8", "264", "8016", "63", "64"},
+        {{NULL}, "33x8", "264", "8016", "63", "256", false},
+        {{"B=8", NULL}, "4x8x8", "264", "264", "63x8", "256", true},
+        {{"B=8", "SMS=114", NULL}, "3x8x8", "228", "228", "63x8", "256", true},
+        {{"B=8", "SMS=20", NULL}, "1x8x8", "40", "40", "20x8", "256", true},
+        {{"SMS=114", NULL}, "28x8", "228", "8016", "63", "256", false},
+        {{"AB=64", NULL}, "33x8", "264", "8016", "63", "64", false},
     };
     static const char *const files[] = {"graphs/llama_decode.yaml",
                                         "graphs/llama_generate.yaml"};
@@ -201,10 +209,11 @@ static void llama_grids_follow_the_sms(void **state)
             grids_are(dot, ".gu", cases[i].gu);
             grids_are(dot, "step.head", cases[i].head);
             grids_are(dot, "step.argmax", cases[i].argmax);
-            /* every layer's attention: its grid and its block (AB) */
+            /* every layer's attention: its grid and its block (AB); the
+             * batch kernel past batch 1 */
             char attn[96];
-            snprintf(attn, sizeof attn, "llama_attn_bf16\\ngrid %s  block %s",
-                     cases[i].attn, cases[i].block);
+            snprintf(attn, sizeof attn, "llama_attn%s_bf16\\ngrid %s  block %s",
+                     cases[i].batch ? "_batch" : "", cases[i].attn, cases[i].block);
             assert_int_equal(launches(dot, attn), 16);
             cudag_free(dot);
         }

@@ -472,17 +472,19 @@ static void check_attention(cudag_exec *x, int t)
 /* The graph launches the GEMV kernels with the batch bodies (batch) or
  * those with batch 1's (!batch), every one of them, but the output and down
  * projections' when res names their form ("_m2": batch 1's body in two
- * blocks per SM): what `cudag dot` names. */
-static void expect_gemvs(const cudag_graph *g, bool batch, const char *res)
+ * blocks per SM), and the attention kernel of form attn ("", "_batch",
+ * "_odd"): what `cudag dot` names. */
+static void expect_kernels(const cudag_graph *g, bool batch, const char *res,
+                           const char *attn)
 {
     static const char *const base[] = {"llama_qkv", "llama_gateup",
-                                       "llama_res", "llama_head"};
-    static const char *const forms[] = {"", "_batch", "_m2"};
+                                       "llama_res", "llama_head", "llama_attn"};
+    static const char *const forms[] = {"", "_batch", "_m2", "_odd"};
     char *dot = NULL;
     cudag_error e;
     gpu_ok(cudag_dot(g, 0, &dot, &e), &e, "dot");
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-        const char *want = res && i == 2 ? res : batch ? "_batch" : "";
+        const char *want = i == 4 ? attn : res && i == 2 ? res : batch ? "_batch" : "";
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
             char name[64];
             snprintf(name, sizeof name, "\\n%s%s_bf16\\n", base[i], forms[f]);
@@ -495,6 +497,18 @@ static void expect_gemvs(const cudag_graph *g, bool batch, const char *res)
     cudag_free(dot);
 }
 
+/* The attention kernel a batch-1 graph of defines d launches: the one -D
+ * AK names (step.yaml: 0 batch 1's, 1 the batch one, 2 odd heads'), else
+ * batch 1's, or odd heads' where HD / 8 divides no 16. */
+static const char *attn_form(const char *const *d)
+{
+    static const char *const forms[] = {"", "_batch", "_odd"};
+    for (size_t i = 0; d[i]; i++)
+        if (!strncmp(d[i], "AK=", 3))
+            return forms[atoi(d[i] + 3)];
+    return 16 % (HD / 8) ? "_odd" : "";
+}
+
 /* The step of graph `d`, launched `steps` times from token `start` at
  * position p0 (p0 > 0: over a random cache), against the reference: every
  * logit written, within bf16 tolerance, the same greedy token (where the two
@@ -505,7 +519,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
                                      int steps, int *toks, uint64_t *s)
 {
     cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
-    expect_gemvs(g, false, NULL);
+    expect_kernels(g, false, NULL, attn_form(d));
     cudag_exec *x = gpu_instantiate(g, 0, NULL);
     load_weights(x, &M, start);
     refstate *st = calloc(1, sizeof *st);
@@ -574,20 +588,34 @@ static void attention_layouts(uint64_t *s)
         {4200, CTX - LONG_STEPS, {"AS=2", "AR=16", "S=16", NULL},
          "2 blocks per kv head, rooms of 16: 263 splits and more", true},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const int p0 = cases[i].lo + (int)trand(s, 0, cases[i].hi - cases[i].lo);
+    /* Each in every attention kernel the heads can take: batch 1's and
+     * the batch one (its sums kept across a block's splits; at HD 128
+     * halves of the room), or odd heads'. */
+    const bool odd = 16 % (HD / 8) != 0;
+    static const char *const kernels[] = {"AK=0", "AK=1", "AK=2"};
+    for (size_t i = 0; i < 2 * (sizeof cases / sizeof cases[0]); i++) {
+        const size_t c = i / 2;
+        if (odd && i % 2)
+            continue;
+        const char *dk[5];
+        size_t n = 0;
+        for (; cases[c].d[n]; n++)
+            dk[n] = cases[c].d[n];
+        dk[n++] = kernels[odd ? 2 : i % 2];
+        dk[n] = NULL;
+        const int p0 = cases[c].lo + (int)trand(s, 0, cases[c].hi - cases[c].lo);
         const int start = (int)trand(s, 0, V) % V;
         int toks[LONG_STEPS];
         /* The combine loads every split's max and sum into the freed keys'
          * room when 2 * G * splits floats fit its R * HD floats
          * (LlAttn::finish), else it reads them per output element: the
          * last case's at HD 64 (AR = R = 16, splits of 16). */
-        const bool spill = cases[i].spill && HD == 64;
+        const bool spill = cases[c].spill && HD == 64;
         if (spill)
             assert_true(2 * (NH / NKV) * ((p0 + 16) / 16) > 16 * HD);
-        print_message("HD %d, from pos %d: %s%s\n", HD, p0, cases[i].what,
+        print_message("HD %d, %s, from pos %d: %s%s\n", HD, dk[n - 1], p0, cases[c].what,
                       spill ? " (the combine reads the splits per element)" : "");
-        decode_against_reference(defs_with(cases[i].d), start, p0, LONG_STEPS, toks, s);
+        decode_against_reference(defs_with(dk), start, p0, LONG_STEPS, toks, s);
     }
 }
 
@@ -683,7 +711,8 @@ static void decode_a_batch(void **state)
         const char *const *d = defs_with(extra);
         print_message("batch of %d, %s\n", nb, cases[i].what);
         cudag_graph *g = load_graph("graphs/llama_decode.yaml", d);
-        expect_gemvs(g, cases[i].batch, cases[i].res);
+        /* the attention kernel follows KB, as the GEMVs do (AK) */
+        expect_kernels(g, cases[i].batch, cases[i].res, cases[i].batch ? "_batch" : "");
         cudag_exec *x = gpu_instantiate(g, 0, NULL);
         int start[16], gt[16];
         refstate *st = calloc((size_t)nb, sizeof *st);

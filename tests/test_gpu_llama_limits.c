@@ -1,5 +1,5 @@
 /* test_gpu_llama_limits.c — what the Llama kernels cannot do is refused,
- * twice over, for three limits (and each attention kernel traps on the other's
+ * twice over, for three limits (and each attention kernel traps on another's
  * heads, below): a batch of 17 rows, one more than the batch
  * GEMV kernels hold sums for; splits longer (S = 32) than the positions an
  * attention block's shared memory holds (AR = 16); and 16 query heads per kv
@@ -184,9 +184,9 @@ static void attention_of_16_heads_per_kv_head_is_refused_and_traps(void **state)
                  "unbounded: 16 query heads per kv head");
 }
 
-/* Heads of 96 (12 chunks a row) take the other attention kernel, and each
- * of the two traps on the other's heads: a graph that picks wrong fails at
- * replay instead of mixing rows in its shuffles. */
+/* Heads of 96 (12 chunks a row) take the odd heads' attention kernel, which
+ * traps on heads of 64, and the other two trap on heads of 96: a graph that
+ * picks wrong fails at replay instead of mixing rows in its shuffles. */
 static void attention_kernels_trap_on_each_others_heads(void **state)
 {
     (void)state;
@@ -196,9 +196,13 @@ static void attention_kernels_trap_on_each_others_heads(void **state)
                 "unbounded: heads of 96, llama_attn_odd_bf16");
     expect_traps((const char *const[]){"HD=96", "AK=0", NULL},
                  "unbounded: heads of 96, llama_attn_bf16");
+    expect_traps((const char *const[]){"HD=96", "AK=1", NULL},
+                 "unbounded: heads of 96, llama_attn_batch_bf16");
     expect_runs(UNBOUNDED, (const char *const[]){"HD=64", NULL},
                 "unbounded: heads of 64, llama_attn_bf16");
-    expect_traps((const char *const[]){"HD=64", "AK=1", NULL},
+    expect_runs(UNBOUNDED, (const char *const[]){"HD=64", "AK=1", NULL},
+                "unbounded: heads of 64, llama_attn_batch_bf16");
+    expect_traps((const char *const[]){"HD=64", "AK=2", NULL},
                  "unbounded: heads of 64, llama_attn_odd_bf16");
 }
 
