@@ -1184,7 +1184,8 @@ struct LlTcSums {
  * where another's heads are (valid), and each without the code of the
  * others, which in one kernel cost spills or the batch 1 step's latency:
  *   LL_A1   llama_attn_bf16: each split's warps merged into its own partial
- *           (at batch 1 every block takes one split at most up to KV 8 448);
+ *           (at batch 1 each block takes one split at most up to KV 8 448 at
+ *           HD 64, 4 224 at HD 128);
  *   LL_AB   llama_attn_batch_bf16: on the tensor cores each warp keeps its
  *           sums across the splits its block takes in turn, and the warps
  *           merge once, into one partial a block; at HD 128 the room holds
