@@ -15,7 +15,10 @@
  * (NH=8 NKV=4: the attention's CUDA-core path; 64 and 128 take the tensor
  * cores) and of 96 (NH=4 NKV=2: rows of 12 chunks, which no block of whole
  * warps divides).  Then generate.yaml's tokens equal the step replayed, and
- * an EOS id stops it early.  Batches of 3 and 11 sequences, each row against
+ * an EOS id stops it early.  Every layout in batch 1's attention kernel and in
+ * the batch one (AK), and a batch of 3 from a random position over a random
+ * cache (each row's attention checked too), at heads of 64 and 128, with
+ * a split a block and with splits in turn.  Batches of 3 and 11 sequences, each row against
  * its own reference, with the GEMVs' input rows staged in static and in dynamic
  * shared memory, and each GEMV kernel (batch 1's, the batch one) at the batch
  * the graph would not pick it for, and the output and down projections' kernel
@@ -359,33 +362,41 @@ static cudag_graph *load_graph(const char *file, const char *const *d)
 static int tokens[STEPS], start_tok;
 static model M;
 
-/* Positions 0..p0-1 of every layer's cache random in [-1, 1) (bf16), in
- * the exec and the reference alike, and pos = p0: a step at p0 attends over
- * them.  The rest of the cache stays poisoned. */
-static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
+/* Positions 0..p0-1 of every layer's cache random in [-1, 1) (bf16) for
+ * each of nb sequences, in the exec (kcache[l][b][kv][t][d]) and their
+ * references st[0..nb) alike, and pos = p0: a step at p0 attends over them.
+ * The rest of the cache stays poisoned. */
+static void prefill_rows(cudag_exec *x, refstate *st, int nb, int p0, uint64_t *s)
 {
-    const size_t n = (size_t)L * CTX * kvw();
+    const size_t n = (size_t)L * nb * CTX * kvw();
     float *kc = malloc(n * sizeof *kc), *vc = malloc(n * sizeof *vc);
     assert_non_null(kc);
     assert_non_null(vc);
     for (int l = 0; l < L; l++)
-        for (int kv = 0; kv < NKV; kv++)
-            for (int t = 0; t < CTX; t++)
-                for (int d = 0; d < HD; d++) {
-                    const size_t i = (((size_t)l * NKV + kv) * CTX + t) * HD + d;
-                    if (t < p0) {
-                        kc[i] = st->kc[l][t][kv * HD + d] = bfr((float)trand(s, -1, 1));
-                        vc[i] = st->vc[l][t][kv * HD + d] = bfr((float)trand(s, -1, 1));
-                    } else {
-                        kc[i] = vc[i] = NAN;
+        for (int b = 0; b < nb; b++)
+            for (int kv = 0; kv < NKV; kv++)
+                for (int t = 0; t < CTX; t++)
+                    for (int d = 0; d < HD; d++) {
+                        const size_t i = ((((size_t)l * nb + b) * NKV + kv) * CTX + t) * HD + d;
+                        if (t < p0) {
+                            kc[i] = st[b].kc[l][t][kv * HD + d] = bfr((float)trand(s, -1, 1));
+                            vc[i] = st[b].vc[l][t][kv * HD + d] = bfr((float)trand(s, -1, 1));
+                        } else {
+                            kc[i] = vc[i] = NAN;
+                        }
                     }
-                }
     put(x, "kcache", kc, n);
     put(x, "vcache", vc, n);
     free(kc);
     free(vc);
     put_i32(x, "pos", p0);
-    st->pos = p0;
+    for (int b = 0; b < nb; b++)
+        st[b].pos = p0;
+}
+
+static void prefill(cudag_exec *x, refstate *st, int p0, uint64_t *s)
+{
+    prefill_rows(x, st, 1, p0, s);
 }
 
 /* One sequence's logits lg after a step against the reference's (st, just
@@ -422,28 +433,30 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
     }
 }
 
-/* The last layer's attention of the step just run at position t, again on
+/* The last layer's attention of the step just run at position t, for
+ * sequence row of nb, again on
  * the CPU (the reference's attend) from the GPU's own q and cache: every
  * output written and within a bf16 rounding of it.  The logits cannot show a split of a few positions
  * lost or counted twice out of thousands (their tolerance is the bf16
  * flips carried through the layers); the attention's output, from the same
  * inputs, does: such a split moves it by percents. */
-static void check_attention(cudag_exec *x, int t)
+static void check_attention(cudag_exec *x, int t, int row, int nb)
 {
     const int G = NH / NKV, n = t + 1;
-    const size_t cn = (size_t)L * CTX * kvw();
-    float *q = malloc((size_t)qw() * sizeof *q), *o = malloc((size_t)qw() * sizeof *o);
+    const size_t cn = (size_t)L * nb * CTX * kvw(), qn = (size_t)nb * qw();
+    float *qa = malloc(qn * sizeof *qa), *oa = malloc(qn * sizeof *oa);
     float *kc = malloc(cn * sizeof *kc), *vc = malloc(cn * sizeof *vc);
     float *sc = malloc((size_t)n * sizeof *sc);
     double *ref = malloc((size_t)qw() * sizeof *ref);
-    assert_true(q && o && kc && vc && sc && ref);
-    get(x, "q", q, (size_t)qw());
-    get(x, "attn", o, (size_t)qw());
+    assert_true(qa && oa && kc && vc && sc && ref);
+    get(x, "q", qa, qn);
+    get(x, "attn", oa, qn);
     get(x, "kcache", kc, cn);
     get(x, "vcache", vc, cn);
+    const float *q = qa + (size_t)row * qw(), *o = oa + (size_t)row * qw();
     double mx = 0;
     for (int hh = 0; hh < NH; hh++) {
-        const size_t base = ((size_t)(L - 1) * NKV + hh / G) * CTX * HD;
+        const size_t base = (((size_t)(L - 1) * nb + row) * NKV + hh / G) * CTX * HD;
         attend(q + hh * HD, kc + base, vc + base, HD, n, sc, ref + hh * HD);
     }
     for (int i = 0; i < qw(); i++)
@@ -457,12 +470,12 @@ static void check_attention(cudag_exec *x, int t)
         const double tol = fabs(ref[i]) / 128 + mx / 1000;
         worst = fmax(worst, fabs(o[i] - ref[i]) / tol);
         if (fabs(o[i] - ref[i]) > tol)
-            fail_msg("pos %d: attention output %d (head %d) is %g, %g from the GPU's own "
-                     "q and cache", t, i, i / HD, (double)o[i], ref[i]);
+            fail_msg("pos %d, row %d: attention output %d (head %d) is %g, %g from the "
+                     "GPU's own q and cache", t, row, i, i / HD, (double)o[i], ref[i]);
     }
-    print_message("pos %d: attention within %.2f of its tolerance\n", t, worst);
-    free(q);
-    free(o);
+    print_message("pos %d, row %d: attention within %.2f of its tolerance\n", t, row, worst);
+    free(qa);
+    free(oa);
     free(kc);
     free(vc);
     free(sc);
@@ -539,7 +552,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
         const int gt = get_i32(x, "tok");
         assert_int_equal(get_i32(x, "pos"), p0 + k + 1);
         /* the attention first: of the two, it names the kernel at fault */
-        check_attention(x, p0 + k);
+        check_attention(x, p0 + k, 0, 1);
         check_step(lg, gt, st, p0 + k, 0);
         toks[k] = gt;
     }
@@ -674,6 +687,33 @@ static void decode_heads_of_96(void **state)
     decode_heads(0x96d, 4, 2, 96);
 }
 
+/* The references of nb sequences (nb <= 16), each from a random token,
+ * and the exec loaded with M's weights and those tokens at pos 0. */
+static refstate *batch_start(cudag_exec *x, int nb, uint64_t *s)
+{
+    int start[16];
+    assert_true(nb <= 16);
+    refstate *st = calloc((size_t)nb, sizeof *st);
+    assert_non_null(st);
+    for (int b = 0; b < nb; b++)
+        st[b].tok = start[b] = (int)trand(s, 0, V) % V;
+    load_batch(x, &M, start, nb);
+    return st;
+}
+
+/* One step of a graph of nb sequences, the logits poisoned first: their
+ * logits into lg (nb * V), their tokens into gt, and pos must be `pos`. */
+static void batch_step(cudag_exec *x, int nb, int pos, float *lg, int *gt)
+{
+    cudag_error e;
+    poison(x, "logits", (size_t)nb * V);
+    gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
+    gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
+    get(x, "logits", lg, (size_t)nb * V);
+    gpu_ok(cudag_exec_read(x, "tok", gt, (size_t)nb * sizeof *gt, &e), &e, "tok");
+    assert_int_equal(get_i32(x, "pos"), pos);
+}
+
 /* Batches of 3 and of 11 sequences (the GEMVs' batch body; the attention
  * and the argmax per sequence), each from its own random token: every row
  * against its own reference, step by step.  Each twice: the GEMVs' input
@@ -714,26 +754,60 @@ static void decode_a_batch(void **state)
         /* the attention kernel follows KB, as the GEMVs do (AK) */
         expect_kernels(g, cases[i].batch, cases[i].res, cases[i].batch ? "_batch" : "");
         cudag_exec *x = gpu_instantiate(g, 0, NULL);
-        int start[16], gt[16];
-        refstate *st = calloc((size_t)nb, sizeof *st);
+        int gt[16];
+        refstate *st = batch_start(x, nb, &s);
         float *lg = malloc((size_t)nb * V * sizeof *lg);
-        assert_non_null(st);
         assert_non_null(lg);
-        for (int b = 0; b < nb; b++)
-            st[b].tok = start[b] = (int)trand(&s, 0, V) % V;
-        load_batch(x, &M, start, nb);
-        cudag_error e;
         for (int k = 0; k < BATCH_STEPS; k++) {
-            poison(x, "logits", (size_t)nb * V);
-            gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
-            gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
-            get(x, "logits", lg, (size_t)nb * V);
-            gpu_ok(cudag_exec_read(x, "tok", gt, (size_t)nb * sizeof *gt, &e),
-                   &e, "tok");
-            assert_int_equal(get_i32(x, "pos"), k + 1);
+            batch_step(x, nb, k + 1, lg, gt);
             for (int b = 0; b < nb; b++) {
                 ref_step(&M, &st[b]);
                 check_step(lg + (size_t)b * V, gt[b], &st[b], k, b);
+            }
+        }
+        free(lg);
+        free(st);
+        cudag_exec_destroy(x);
+        cudag_graph_destroy(g);
+    }
+}
+
+/* A batch of 3 sequences from a random position over a random cache, each
+ * row's logits against its own reference and each row's attention against
+ * the GPU's own q and cache, at heads of 64 and of 128, in the batch
+ * attention kernel: over the graph's grid (a split a block) and with 2
+ * blocks per kv head and sequence (AS=2), where each block keeps its sums
+ * across the splits it takes in turn and at HD 128 holds two in halves of
+ * its room (decode_a_batch steps from position 0: one split). */
+static void decode_a_batch_at_a_long_position(void **state)
+{
+    (void)state;
+    uint64_t s = test_seed(0xba7c10) * 0x9e3779b97f4a7c15ull;
+    static const struct {
+        int nh, nkv, hd;
+        const char *as;
+    } cases[] = {{4, 2, 64, NULL}, {4, 2, 64, "AS=2"}, {2, 1, 128, NULL}, {2, 1, 128, "AS=2"}};
+    enum { NB = 3 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        NH = cases[i].nh, NKV = cases[i].nkv, HD = cases[i].hd;
+        const int p0 = 600 + (int)trand(&s, 0, MID - LONG_STEPS - 600);
+        const char *const extra[] = {"B=3", cases[i].as, NULL};
+        print_message("batch of %d, HD %d, %s, from pos %d\n", NB, HD,
+                      cases[i].as ? cases[i].as : "the graph's grid", p0);
+        cudag_graph *g = load_graph("graphs/llama_decode.yaml", defs_with(extra));
+        expect_kernels(g, true, NULL, "_batch");
+        cudag_exec *x = gpu_instantiate(g, 0, NULL);
+        int gt[NB];
+        refstate *st = batch_start(x, NB, &s);
+        float *lg = malloc((size_t)NB * V * sizeof *lg);
+        assert_non_null(lg);
+        prefill_rows(x, st, NB, p0, &s);
+        for (int k = 0; k < LONG_STEPS; k++) {
+            batch_step(x, NB, p0 + k + 1, lg, gt);
+            for (int b = 0; b < NB; b++) {
+                ref_step(&M, &st[b]);
+                check_attention(x, p0 + k, b, NB);
+                check_step(lg + (size_t)b * V, gt[b], &st[b], p0 + k, b);
             }
         }
         free(lg);
@@ -872,6 +946,7 @@ int main(void)
         cmocka_unit_test(decode_matches_the_reference),
         cmocka_unit_test(decode_at_a_long_position),
         cmocka_unit_test(decode_a_batch),
+        cmocka_unit_test_teardown(decode_a_batch_at_a_long_position, default_heads),
         cmocka_unit_test(batch_gemvs_any_rows),
         cmocka_unit_test_teardown(decode_heads_of_128, default_heads),
         cmocka_unit_test_teardown(decode_heads_of_32, default_heads),
