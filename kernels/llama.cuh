@@ -1784,6 +1784,8 @@ template <int MODE> struct LlAttn {
          * a block where the sums were kept across its splits, else one a
          * split. */
         const int nblk_kv = nact < nblk ? nact : nblk;
+        /* the dispatch's test again: as one flag for both, the compiler laid
+         * the combine out twice (7 % more PTX, never measured) */
         const int np = ACC && tc() ? nblk_kv : nact;
         __threadfence();
         __shared__ int last;
@@ -1865,7 +1867,7 @@ template <int MODE> struct LlAttn {
         const int kv = blockIdx.y, b = blockIdx.z, R = a.R;
         /* Too little shared memory for S positions, too many query heads
          * per kv head, heads too long, a block of more than LL_AW warps or
-         * of a partial one, or the other kernel's heads: the launch fails,
+         * of a partial one, or another kernel's heads: the launch fails,
          * where returning would leave out unwritten. */
         if (!valid(R))
             __trap();

@@ -55,6 +55,12 @@ static int nqkv(void)
     return qw() + 2 * kvw();
 }
 
+/* Heads whose HD / 8 chunks divide no 16: llama_attn_odd_bf16's. */
+static bool odd_heads(void)
+{
+    return 16 % (HD / 8) != 0;
+}
+
 /* The graph's -D list: the shape, the heads of the moment, then extra
  * (NULL-terminated, may be NULL).  Valid until the next call. */
 static const char *const *defs_with(const char *const *extra)
@@ -433,14 +439,14 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
     }
 }
 
-/* The last layer's attention of the step just run at position t, for
- * sequence row of nb, again on
+/* The last layer's attention of the step just run at position t, for each
+ * of nb sequences, again on
  * the CPU (the reference's attend) from the GPU's own q and cache: every
  * output written and within a bf16 rounding of it.  The logits cannot show a split of a few positions
  * lost or counted twice out of thousands (their tolerance is the bf16
  * flips carried through the layers); the attention's output, from the same
  * inputs, does: such a split moves it by percents. */
-static void check_attention(cudag_exec *x, int t, int row, int nb)
+static void check_attention(cudag_exec *x, int t, int nb)
 {
     const int G = NH / NKV, n = t + 1;
     const size_t cn = (size_t)L * nb * CTX * kvw(), qn = (size_t)nb * qw();
@@ -453,27 +459,30 @@ static void check_attention(cudag_exec *x, int t, int row, int nb)
     get(x, "attn", oa, qn);
     get(x, "kcache", kc, cn);
     get(x, "vcache", vc, cn);
-    const float *q = qa + (size_t)row * qw(), *o = oa + (size_t)row * qw();
-    double mx = 0;
-    for (int hh = 0; hh < NH; hh++) {
-        const size_t base = (((size_t)(L - 1) * nb + row) * NKV + hh / G) * CTX * HD;
-        attend(q + hh * HD, kc + base, vc + base, HD, n, sc, ref + hh * HD);
+    for (int row = 0; row < nb; row++) {
+        const float *q = qa + (size_t)row * qw(), *o = oa + (size_t)row * qw();
+        double mx = 0;
+        for (int hh = 0; hh < NH; hh++) {
+            const size_t base = (((size_t)(L - 1) * nb + row) * NKV + hh / G) * CTX * HD;
+            attend(q + hh * HD, kc + base, vc + base, HD, n, sc, ref + hh * HD);
+        }
+        for (int i = 0; i < qw(); i++)
+            mx = fmax(mx, fabs(ref[i]));
+        double worst = 0;
+        for (int i = 0; i < qw(); i++) {
+            if (isnan(o[i]))
+                fail_msg("pos %d, row %d: attention output %d not written", t, row, i);
+            /* a bf16 rounding of the output, twice, and a little of the largest
+             * for sums taken in another order */
+            const double tol = fabs(ref[i]) / 128 + mx / 1000;
+            worst = fmax(worst, fabs(o[i] - ref[i]) / tol);
+            if (fabs(o[i] - ref[i]) > tol)
+                fail_msg("pos %d, row %d: attention output %d (head %d) is %g, %g from the "
+                         "GPU's own q and cache", t, row, i, i / HD, (double)o[i], ref[i]);
+        }
+        print_message("pos %d, row %d: attention within %.2f of its tolerance\n", t, row,
+                      worst);
     }
-    for (int i = 0; i < qw(); i++)
-        mx = fmax(mx, fabs(ref[i]));
-    double worst = 0;
-    for (int i = 0; i < qw(); i++) {
-        if (isnan(o[i]))
-            fail_msg("pos %d: attention output %d not written", t, i);
-        /* a bf16 rounding of the output, twice, and a little of the largest
-         * for sums taken in another order */
-        const double tol = fabs(ref[i]) / 128 + mx / 1000;
-        worst = fmax(worst, fabs(o[i] - ref[i]) / tol);
-        if (fabs(o[i] - ref[i]) > tol)
-            fail_msg("pos %d, row %d: attention output %d (head %d) is %g, %g from the "
-                     "GPU's own q and cache", t, row, i, i / HD, (double)o[i], ref[i]);
-    }
-    print_message("pos %d, row %d: attention within %.2f of its tolerance\n", t, row, worst);
     free(qa);
     free(oa);
     free(kc);
@@ -519,7 +528,7 @@ static const char *attn_form(const char *const *d)
     for (size_t i = 0; d[i]; i++)
         if (!strncmp(d[i], "AK=", 3))
             return forms[atoi(d[i] + 3)];
-    return 16 % (HD / 8) ? "_odd" : "";
+    return odd_heads() ? "_odd" : "";
 }
 
 /* The step of graph `d`, launched `steps` times from token `start` at
@@ -552,7 +561,7 @@ static void decode_against_reference(const char *const *d, int start, int p0,
         const int gt = get_i32(x, "tok");
         assert_int_equal(get_i32(x, "pos"), p0 + k + 1);
         /* the attention first: of the two, it names the kernel at fault */
-        check_attention(x, p0 + k, 0, 1);
+        check_attention(x, p0 + k, 1);
         check_step(lg, gt, st, p0 + k, 0);
         toks[k] = gt;
     }
@@ -571,6 +580,38 @@ static void decode_matches_the_reference(void **state)
     decode_against_reference(defs_with(NULL), start_tok, 0, STEPS, tokens, &s);
 }
 
+typedef struct layout {
+    int lo, hi; /* the first position's range */
+    const char *const d[4];
+    const char *what;
+    bool spill; /* more splits than the combine holds, at HD 64 */
+} layout;
+
+/* Steps from a random position in [c->lo, c->hi) under c's defines, in the
+ * attention kernel -D ak names. */
+static void layout_in(const layout *c, const char *ak, uint64_t *s)
+{
+    const char *dk[5];
+    size_t n = 0;
+    for (; c->d[n]; n++)
+        dk[n] = c->d[n];
+    dk[n++] = ak;
+    dk[n] = NULL;
+    const int p0 = c->lo + (int)trand(s, 0, c->hi - c->lo);
+    const int start = (int)trand(s, 0, V) % V;
+    int toks[LONG_STEPS];
+    /* The combine loads every split's max and sum into the freed keys'
+     * room when 2 * G * splits floats fit its R * HD floats
+     * (LlAttn::finish), else it reads them per output element: the last
+     * case's at HD 64 (AR = R = 16, splits of 16). */
+    const bool spill = c->spill && HD == 64;
+    if (spill)
+        assert_true(2 * (NH / NKV) * ((p0 + 16) / 16) > 16 * HD);
+    print_message("HD %d, %s, from pos %d: %s%s\n", HD, ak, p0, c->what,
+                  spill ? " (the combine reads the splits per element)" : "");
+    decode_against_reference(defs_with(dk), start, p0, LONG_STEPS, toks, s);
+}
+
 /* Steps from a random position over a random cache, in each layout of the
  * attention (llama.cuh, LlAttn::layout): a cache that fits one block's
  * shared memory (AR positions, by default 16384 / HD) and 128 positions
@@ -582,12 +623,7 @@ static void decode_matches_the_reference(void **state)
  * than the combine holds in shared memory at HD 64 (its other path). */
 static void attention_layouts(uint64_t *s)
 {
-    static const struct {
-        int lo, hi;
-        const char *const d[4];
-        const char *what;
-        bool spill; /* more splits than the combine holds, at HD 64 */
-    } cases[] = {
+    static const layout cases[] = {
         {100, 120, {NULL}, "one split of one block (the cache fits AR and 128)", false},
         {130, 250, {NULL}, "past 128 positions, which AR would hold: splits of S, combined",
          false},
@@ -604,32 +640,12 @@ static void attention_layouts(uint64_t *s)
     /* Each in every attention kernel the heads can take: batch 1's and
      * the batch one (its sums kept across a block's splits; at HD 128
      * halves of the room), or odd heads'. */
-    const bool odd = 16 % (HD / 8) != 0;
-    static const char *const kernels[] = {"AK=0", "AK=1", "AK=2"};
-    for (size_t i = 0; i < 2 * (sizeof cases / sizeof cases[0]); i++) {
-        const size_t c = i / 2;
-        if (odd && i % 2)
-            continue;
-        const char *dk[5];
-        size_t n = 0;
-        for (; cases[c].d[n]; n++)
-            dk[n] = cases[c].d[n];
-        dk[n++] = kernels[odd ? 2 : i % 2];
-        dk[n] = NULL;
-        const int p0 = cases[c].lo + (int)trand(s, 0, cases[c].hi - cases[c].lo);
-        const int start = (int)trand(s, 0, V) % V;
-        int toks[LONG_STEPS];
-        /* The combine loads every split's max and sum into the freed keys'
-         * room when 2 * G * splits floats fit its R * HD floats
-         * (LlAttn::finish), else it reads them per output element: the
-         * last case's at HD 64 (AR = R = 16, splits of 16). */
-        const bool spill = cases[c].spill && HD == 64;
-        if (spill)
-            assert_true(2 * (NH / NKV) * ((p0 + 16) / 16) > 16 * HD);
-        print_message("HD %d, %s, from pos %d: %s%s\n", HD, dk[n - 1], p0, cases[c].what,
-                      spill ? " (the combine reads the splits per element)" : "");
-        decode_against_reference(defs_with(dk), start, p0, LONG_STEPS, toks, s);
-    }
+    static const char *const kernels[] = {"AK=0", "AK=1"}, *const odd[] = {"AK=2"};
+    const char *const *ks = odd_heads() ? odd : kernels;
+    const size_t nk = odd_heads() ? 1 : 2;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t k = 0; k < nk; k++)
+            layout_in(&cases[c], ks[k], s);
 }
 
 static void decode_at_a_long_position(void **state)
@@ -804,9 +820,9 @@ static void decode_a_batch_at_a_long_position(void **state)
         prefill_rows(x, st, NB, p0, &s);
         for (int k = 0; k < LONG_STEPS; k++) {
             batch_step(x, NB, p0 + k + 1, lg, gt);
+            check_attention(x, p0 + k, NB);
             for (int b = 0; b < NB; b++) {
                 ref_step(&M, &st[b]);
-                check_attention(x, p0 + k, b, NB);
                 check_step(lg + (size_t)b * V, gt[b], &st[b], p0 + k, b);
             }
         }
