@@ -419,6 +419,56 @@ static void llama_graphs_state_the_kernels_limits(void **state)
                   (const char *const[]){"AB=100", NULL},
                   "53:49: error: AB = 100 is not a multiple of 32 (from -D "
                   "AB=100)");
+    /* The attention kernel (AK): each traps on another's heads, so a pick
+     * of one that cannot take the heads is refused, naming HD; either
+     * kernel for heads of a power of two chunks loads, at any batch. */
+    llama_loads((const char *const[]){"AK=1", NULL});
+    llama_loads((const char *const[]){"B=4", "HD=128", "AK=0", NULL});
+    llama_loads((const char *const[]){"HD=96", NULL});
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"HD=96", "AK=0", NULL},
+                  "62:57: error: AK = 0 is below its min 2*min(1, 16 % "
+                  "(HD/8)) = 2 (from -D AK=0 and -D HD=96)");
+    llama_refuses("graphs/llama_generate.yaml",
+                  (const char *const[]){"HD=40", "AK=1", NULL},
+                  "62:57: error: AK = 1 is below its min 2*min(1, 16 % "
+                  "(HD/8)) = 2 (from -D AK=1 and -D HD=40)");
+    llama_refuses("graphs/llama_decode.yaml",
+                  (const char *const[]){"HD=64", "AK=2", NULL},
+                  "63:13: error: AK = 2 is above its max 1 + min(1, 16 % "
+                  "(HD/8)) = 1 (from -D AK=2 and -D HD=64)");
+}
+
+/* A parent file (graphs/t.yaml) under defines fails to load with one error,
+ * the diagnostics' text `want`. */
+static void parent_refuses(const char *parent, const char *const *defines,
+                           const char *want)
+{
+    tdiag d;
+    cudag_error e;
+    cudag_graph *g;
+    cudag_options o = topts(&d, defines);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e),
+                     CUDAG_ERANGE);
+    assert_null(g);
+    assert_int_equal(d.nerr, 1);
+    assert_string_equal(d.text, want);
+}
+
+/* ... and loads. */
+static void parent_loads(const char *parent, const char *const *defines)
+{
+    tdiag d;
+    cudag_error e;
+    cudag_graph *g;
+    cudag_options o = topts(&d, defines);
+    memset(&d, 0, sizeof d);
+    int rc = tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e);
+    if (rc != CUDAG_OK)
+        print_error("%s", d.text);
+    assert_int_equal(rc, CUDAG_OK);
+    cudag_graph_destroy(g);
 }
 
 /* graphs/llama/step.yaml states the same limits for any parent: one that
@@ -433,30 +483,51 @@ static void llama_step_states_them_for_any_parent(void **state)
         "nodes:\n"
         "  step: {graph: llama/step.yaml, vars: {B: PB}}\n"
         "vars: {PB: 1}\n";
-    tdiag d;
-    cudag_error e;
-    cudag_graph *g;
-    cudag_options o = topts(&d, (const char *const[]){"PB=17", NULL});
-    memset(&d, 0, sizeof d);
-    assert_int_equal(tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e),
-                     CUDAG_ERANGE);
-    assert_null(g);
-    assert_int_equal(d.nerr, 1);
-    char want[4096];
+    char step[1024]; /* tsrc's buffers rotate */
+    snprintf(step, sizeof step, "%s", tsrc("graphs/llama/step.yaml"));
+    char want[8192];
     snprintf(want, sizeof want,
              "%s:93:41: error: BK = B*max(KB, KR %% 2) = 17 is above its max "
              "16\n"
              "%s:4:17: note: in child graph '%s' of node 'step'\n",
-             tsrc("graphs/llama/step.yaml"), tsrc("graphs/t.yaml"),
-             tsrc("graphs/llama/step.yaml"));
-    assert_string_equal(d.text, want);
-    o = topts(&d, (const char *const[]){"PB=1", NULL});
-    memset(&d, 0, sizeof d);
-    int rc = tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e);
-    if (rc != CUDAG_OK)
-        print_error("%s", d.text);
-    assert_int_equal(rc, CUDAG_OK);
-    cudag_graph_destroy(g);
+             step, tsrc("graphs/t.yaml"), step);
+    parent_refuses(parent, (const char *const[]){"PB=17", NULL}, want);
+    parent_loads(parent, (const char *const[]){"PB=1", NULL});
+}
+
+/* A parent that gives the step an attention kernel its heads cannot take
+ * is refused at the step's bound on AK, with a note at the node; one that
+ * gives the other kernel for heads of 64 loads. */
+static void llama_step_refuses_a_wrong_attention_kernel(void **state)
+{
+    (void)state;
+    static const char parent[] =
+        "cudag: 1\n"
+        "include: [llama/buffers.yaml]\n"
+        "nodes:\n"
+        "  step: {graph: llama/step.yaml, vars: {HD: PH, AK: PA}}\n"
+        "vars: {PH: 64, PA: 0}\n";
+    static const struct {
+        const char *defines[3], *error;
+    } cases[] = {
+        {{"PH=96", "PA=0", NULL},
+         "82:57: error: AK = 0 is below its min 2*min(1, 16 % (HD/8)) = 2\n"},
+        {{"PH=64", "PA=2", NULL},
+         "83:13: error: AK = 2 is above its max 1 + min(1, 16 % (HD/8)) = "
+         "1\n"},
+    };
+    char step[1024]; /* tsrc's buffers rotate */
+    snprintf(step, sizeof step, "%s", tsrc("graphs/llama/step.yaml"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char want[8192];
+        snprintf(want, sizeof want,
+                 "%s:%s%s:4:53: note: node 'step' gives AK = %c to child "
+                 "graph '%s'\n",
+                 step, cases[i].error, tsrc("graphs/t.yaml"),
+                 cases[i].defines[1][3], step);
+        parent_refuses(parent, cases[i].defines, want);
+    }
+    parent_loads(parent, (const char *const[]){"PA=1", NULL});
 }
 
 int main(void)
@@ -470,6 +541,7 @@ int main(void)
         cmocka_unit_test(set_var_holds_child_bounds),
         cmocka_unit_test(llama_graphs_state_the_kernels_limits),
         cmocka_unit_test(llama_step_states_them_for_any_parent),
+        cmocka_unit_test(llama_step_refuses_a_wrong_attention_kernel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fake_finish();
