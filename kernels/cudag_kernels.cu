@@ -318,20 +318,35 @@ KERNEL llama_embed_bf16(const bf16 *embed, const int *tok, bf16 *x, int B,
     ll_embed(embed, tok, x, B, H, V);
 }
 
-KERNEL llama_emit_i32(const int *tok, int *out, int *count, int B, int N,
-                      int eos, cudaGraphConditionalHandle c)
+/* The token loop's bookkeeping after a step: count[0] tokens so far, ended[0]
+ * set once the loop ends.  A `while` body may hold several steps
+ * (graphs/llama_generate.yaml's U): a step after the one that ended the loop
+ * still runs, and its emit undoes what it did to the state a program reads
+ * on (pos back one, tok the last token emitted; the cache row it wrote lies
+ * past pos, where the next step writes before it reads), so the loop ends
+ * as if it had stopped there. */
+KERNEL llama_emit_i32(int *tok, int *pos, int *out, int *count, int *ended,
+                      int B, int N, int eos, cudaGraphConditionalHandle c)
 {
     pdl_wait();
     if (cond_leader()) {
         const int t = count[0];
-        bool all_eos = eos >= 0;
-        for (int b = 0; b < B; ++b) {
-            if (t < N)
-                out[(long long)b * N + t] = tok[b];
-            all_eos = all_eos && tok[b] == eos;
+        if (ended[0]) {
+            pos[0] -= 1;
+            for (int b = 0; b < B; ++b)
+                tok[b] = out[(long long)b * N + t - 1];
+        } else {
+            bool all_eos = eos >= 0;
+            for (int b = 0; b < B; ++b) {
+                if (t < N)
+                    out[(long long)b * N + t] = tok[b];
+                all_eos = all_eos && tok[b] == eos;
+            }
+            const bool more = t + 1 < N && !all_eos;
+            count[0] = t + 1;
+            ended[0] = !more;
+            cudaGraphSetConditional(c, more ? 1u : 0u);
         }
-        count[0] = t + 1;
-        cudaGraphSetConditional(c, t + 1 < N && !all_eos ? 1u : 0u);
     }
     pdl_launch_dependents();
 }

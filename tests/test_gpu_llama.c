@@ -15,11 +15,13 @@
  * (NH=8 NKV=4: the attention's CUDA-core path; 64 and 128 take the tensor
  * cores) and of 96 (NH=4 NKV=2: rows of 12 chunks, which no block of whole
  * warps divides).  Then generate.yaml's tokens equal the step replayed, and
- * an EOS id stops it early.  Every layout in batch 1's attention kernel and in
- * the batch one (AK), and a batch of 3 from a random position over a random
- * cache (each row's attention checked too), at heads of 64 and 128, with
- * a split a block and with splits in turn.  Batches of 3 and 11 sequences, each row against
- * its own reference, with the GEMVs' input rows staged in static and in dynamic
+ * an EOS id stops it early, with 1, 2 and 4 steps a `while` iteration (the
+ * steps past the end undone), and a second launch goes on from there.
+ * Every layout in batch 1's attention kernel and in the batch one (AK), and
+ * a batch of 3 from a random position over a random cache (each row's
+ * attention checked too), at heads of 64 and 128, with a split a block and
+ * with splits in turn.  Batches of 3 and 11 sequences, each row against its
+ * own reference, with the GEMVs' input rows staged in static and in dynamic
  * shared memory, and each GEMV kernel (batch 1's, the batch one) at the batch
  * the graph would not pick it for, and the output and down projections' kernel
  * of the 8B shapes (two blocks per SM) at batch 1 and 3.  The batch GEMV
@@ -914,44 +916,78 @@ static void batch_gemvs_any_rows(void **state)
     }
 }
 
+/* One launch of generate.yaml's exec x, its out poisoned first: asserts
+ * that out holds tokens[from..] up to `want`, the poison past it, and that
+ * the count (count[0]) is want. */
+static void generate_once(cudag_exec *x, int from, int want, const char *what)
+{
+    int out[GEN];
+    for (int k = 0; k < GEN; k++)
+        out[k] = -7;
+    cudag_error e;
+    gpu_ok(cudag_exec_write(x, "out", out, sizeof out, &e), &e, "out");
+    gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
+    gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
+    gpu_ok(cudag_exec_read(x, "out", out, sizeof out, &e), &e, "out");
+    for (int k = 0; k < GEN; k++) {
+        /* the replayed steps go as far as STEPS: past them nothing to check */
+        if (k < want && from + k >= STEPS)
+            break;
+        const int w = k < want ? tokens[from + k] : -7;
+        if (out[k] != w)
+            fail_msg("%s: out[%d] = %d, want %d", what, k, out[k], w);
+    }
+    assert_int_equal(get_i32(x, "count"), want);
+    assert_int_equal(get_i32(x, "ended"), 1);
+}
+
+/* The tokens a launch from tokens[from] gives: up to GEN, or to the first
+ * that is eos (>= 0); tokens past STEPS, unknown, are taken as not eos. */
+static int generate_want(int from, int eos)
+{
+    for (int k = 0; k < GEN && from + k < STEPS; k++)
+        if (eos >= 0 && tokens[from + k] == eos)
+            return k + 1;
+    return GEN;
+}
+
 /* One launch of generate.yaml gives the tokens of GEN step replays; with EOS
- * set to the third token it stops after it. */
+ * set to the third token it stops at its first (the third, or before).
+ * With U steps a `while` iteration (1, 2, 4: GEN = 6 is no multiple of 4,
+ * and an EOS ends where it falls), the steps after the one that ended the
+ * loop are undone: pos, tok and count are those of a loop that stopped
+ * there, and a second launch of the same exec goes on with the next
+ * tokens of the replays, so the cache is as the replays left it too. */
 static void generate_equals_the_step_replayed(void **state)
 {
     (void)state;
-    for (int pass = 0; pass < 2; pass++) {
-        const int eos = pass ? tokens[2] : -1;
-        char eosdef[32];
-        snprintf(eosdef, sizeof eosdef, "EOS=%d", eos);
-        const char *const extra[] = {"N=6", eosdef, NULL};
-        cudag_graph *g = load_graph("graphs/llama_generate.yaml", defs_with(extra));
-        cudag_exec *x = gpu_instantiate(g, 0, NULL);
-        /* The start token of the decode test: the step's first input. */
-        load_weights(x, &M, start_tok); /* decode's start token */
-        int out[GEN];
-        for (int k = 0; k < GEN; k++)
-            out[k] = -7;
-        cudag_error e;
-        gpu_ok(cudag_exec_write(x, "out", out, sizeof out, &e), &e, "out");
-        gpu_ok(cudag_exec_launch(x, 1, &e), &e, "launch");
-        gpu_ok(cudag_exec_sync(x, &e), &e, "sync");
-        gpu_ok(cudag_exec_read(x, "out", out, sizeof out, &e), &e, "out");
-        int want = GEN;
-        for (int k = 0; k < GEN && eos >= 0; k++)
-            if (tokens[k] == eos) {
-                want = k + 1;
-                break;
-            }
-        for (int k = 0; k < GEN; k++) {
-            print_message("generate (EOS %d): out[%d] = %d, step %d\n", eos, k,
-                          out[k], k < want ? tokens[k] : -7);
-            assert_int_equal(out[k], k < want ? tokens[k] : -7);
+    static const char *const units[] = {"U=1", "U=2", "U=4"};
+    for (int u = 0; u < 3; u++)
+        for (int pass = 0; pass < 2; pass++) {
+            const int eos = pass ? tokens[2] : -1;
+            char eosdef[32], what[96];
+            snprintf(eosdef, sizeof eosdef, "EOS=%d", eos);
+            const char *const extra[] = {"N=6", eosdef, units[u], NULL};
+            cudag_graph *g = load_graph("graphs/llama_generate.yaml", defs_with(extra));
+            cudag_exec *x = gpu_instantiate(g, 0, NULL);
+            /* The start token of the decode test: the step's first input. */
+            load_weights(x, &M, start_tok);
+            const int want = generate_want(0, eos);
+            snprintf(what, sizeof what, "generate (%s, EOS %d)", units[u], eos);
+            generate_once(x, 0, want, what);
+            assert_int_equal(get_i32(x, "pos"), want);
+            assert_int_equal(get_i32(x, "tok"), tokens[want - 1]);
+            const int want2 = generate_want(want, eos);
+            snprintf(what, sizeof what, "generate again (%s, EOS %d)", units[u], eos);
+            generate_once(x, want, want2, what);
+            assert_int_equal(get_i32(x, "pos"), want + want2);
+            if (want + want2 <= STEPS)
+                assert_int_equal(get_i32(x, "tok"), tokens[want + want2 - 1]);
+            print_message("%s: %d tokens, then %d, as the step replayed\n", units[u], want,
+                          want2);
+            cudag_exec_destroy(x);
+            cudag_graph_destroy(g);
         }
-        assert_int_equal(get_i32(x, "count"), want);
-        assert_int_equal(get_i32(x, "pos"), want);
-        cudag_exec_destroy(x);
-        cudag_graph_destroy(g);
-    }
     model_free(&M);
 }
 

@@ -359,6 +359,7 @@ class Cudag:
         if a.generate_graph:
             # EOS keeps its default (-1: none), so N tokens are always made.
             gdef = dict(defines, N=a.gen_tokens)
+            gdef.update(a.gen_define)
             gen = self._load(a.generate_graph, gdef, info, "generate")
             gbind = dict(bind, out=out)
             self._check(gen, gdef, gbind, info, "generate")
@@ -1504,6 +1505,10 @@ def parse(argv=None):
                     metavar="NAME=INTEGER",
                     help="an integer -D for the cudag graphs, over the shape's "
                     "(repeatable): an A/B of AB, AS or AR in one call each")
+    ap.add_argument("--gen-define", action="append", default=[],
+                    metavar="NAME=INTEGER",
+                    help="the same for the generate graph alone (U: steps a "
+                    "`while` iteration)")
     ap.add_argument("--build", default=None,
                     help="a build tree: its src/libcudag.so and kernels/, "
                     "unless CUDAG_LIBRARY / CUDAG_KERNELS_DIR say otherwise")
@@ -1543,14 +1548,16 @@ def parse(argv=None):
         a.compile.discard("hf")
     a.compile_configs = [(c.split(":")[0], int(c.split(":")[1]))
                          for c in a.compile_configs.split(",") if c]
-    defines = {}
-    for kv in a.define:
-        k, eq, v = kv.partition("=")
-        if not eq or not k.strip().isidentifier() or \
-                not v.strip().lstrip("-").isdigit():
-            ap.error(f"--define {kv!r}: expected NAME=INTEGER")
-        defines[k.strip()] = int(v)
-    a.define = defines
+    for opt in ("define", "gen_define"):
+        defines = {}
+        for kv in getattr(a, opt):
+            k, eq, v = kv.partition("=")
+            if not eq or not k.strip().isidentifier() or \
+                    not v.strip().lstrip("-").isdigit():
+                ap.error(f"--{opt.replace('_', '-')} {kv!r}: expected "
+                         "NAME=INTEGER")
+            defines[k.strip()] = int(v)
+        setattr(a, opt, defines)
     return a
 
 
