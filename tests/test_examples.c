@@ -1,6 +1,7 @@
 /* test_examples.c — every graph in graphs/ passes the checker with no
  * warning, plans, and its DOT renders with Graphviz (where installed); the
- * Llama step's kernels picked by its shapes and head sizes. */
+ * Llama step's kernels picked by its shapes and head sizes, and the steps of
+ * llama_generate.yaml's `while` body. */
 #include "common.h"
 
 #include <dirent.h>
@@ -219,6 +220,46 @@ static void llama_grids_follow_the_sms(void **state)
         }
 }
 
+/* graphs/llama_generate.yaml holds U steps a `while` iteration, each with its
+ * emit after it by a full edge, and each step after an emit by a
+ * programmatic one (U - 1 a body); the steps' own chains programmatic. */
+static void llama_generate_holds_u_steps_a_body(void **state)
+{
+    (void)state;
+    enum { L = 2 };
+    for (int u = 1; u <= 4; u++)
+        for (int b = 1; b <= 8; b += 7) {
+            char us[16], bs[16];
+            snprintf(us, sizeof us, "U=%d", u);
+            snprintf(bs, sizeof bs, "B=%d", b);
+            const char *d[] = {"L=2", us, bs, NULL};
+            tdiag td;
+            cudag_options o = topts(&td, d);
+            cudag_graph *g;
+            cudag_error err;
+            int rc = cudag_load_file(tsrc("graphs/llama_generate.yaml"), &o, &g, &err);
+            if (rc != CUDAG_OK)
+                print_error("%s\n", td.text);
+            assert_int_equal(rc, CUDAG_OK);
+            cudag_plan_info info;
+            assert_int_equal(cudag_plan(g, &info, NULL, &err), CUDAG_OK);
+            /* the two resets into the loop, and each step into its emit */
+            assert_int_equal(info.edges[CUDAG_EDGE_FULL], 2 + (size_t)u);
+            /* a step's 5 L + 2 kernels in a chain, and an emit into the next */
+            assert_int_equal(info.edges[CUDAG_EDGE_PROGRAMMATIC],
+                             (size_t)u * (5 * L + 1) + (size_t)u - 1);
+            assert_int_equal(info.edges[CUDAG_EDGE_LAUNCH_ORDER], 0);
+            char *dot;
+            assert_int_equal(cudag_dot(g, 0, &dot, &err), CUDAG_OK);
+            assert_int_equal(launches(dot, "llama_emit_i32"), u);
+            assert_int_equal(launches(dot, "llama_argmax_bf16"), u);
+            assert_int_equal(launches(dot, b == 1 ? "llama_qkv_bf16" : "llama_qkv_batch_bf16"),
+                             L * u);
+            cudag_free(dot);
+            cudag_graph_destroy(g);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +267,7 @@ int main(void)
         cmocka_unit_test(llama_picks_its_kernels_by_shape),
         cmocka_unit_test(llama_picks_its_attention_by_head_size),
         cmocka_unit_test(llama_grids_follow_the_sms),
+        cmocka_unit_test(llama_generate_holds_u_steps_a_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
