@@ -241,6 +241,18 @@ static void assert_scaled(cudag_exec *x, float a, float b)
     }
 }
 
+/* cudag_exec_set_var(x, name, v) is refused with CUDAG_ERANGE and the
+ * formatted error `want`. */
+static void set_var_refused(cudag_exec *x, const char *name, long long v,
+                            const char *want)
+{
+    cudag_error e;
+    assert_int_equal(cudag_exec_set_var(x, name, v, &e), CUDAG_ERANGE);
+    char got[1024];
+    cudag_error_format(&e, got, sizeof got);
+    assert_string_equal(got, want);
+}
+
 /* A value past a bound, of the variable or of one computed from it, is
  * refused at the bound, naming cudag_exec_set_var, and every argument stays
  * as it was; a value inside them still works after. */
@@ -255,19 +267,16 @@ static void set_var_refuses_values_past_bounds(void **state)
     tok(cudag_exec_set_var(x, "A", 3, &e), &e);
     assert_scaled(x, 3.0f, 0.5f);
     long launched = F.nlaunched;
-    assert_int_equal(cudag_exec_set_var(x, "A", 5, &e), CUDAG_ERANGE);
-    char got[1024];
-    cudag_error_format(&e, got, sizeof got);
-    assert_string_equal(got, "t.yaml:3:30: error: A = 5 is above its max 4 "
-                             "(from cudag_exec_set_var A=5)");
+    set_var_refused(x, "A", 5,
+                    "t.yaml:3:30: error: A = 5 is above its max 4 (from "
+                    "cudag_exec_set_var A=5)");
     assert_int_equal(cudag_exec_set_var(x, "A", 0, &e), CUDAG_ERANGE);
     assert_string_equal(e.message, "A = 0 is below its min 1 (from "
                                    "cudag_exec_set_var A=0)");
     /* A variable computed from the one set (D = A*C) has its bound too. */
-    assert_int_equal(cudag_exec_set_var(x, "C", 512, &e), CUDAG_ERANGE);
-    cudag_error_format(&e, got, sizeof got);
-    assert_string_equal(got, "t.yaml:5:24: error: D = A*C = 1536 is above its "
-                             "max 1024 (from cudag_exec_set_var C=512)");
+    set_var_refused(x, "C", 512,
+                    "t.yaml:5:24: error: D = A*C = 1536 is above its max 1024 "
+                    "(from cudag_exec_set_var C=512)");
     assert_int_equal(cudag_exec_set_var_float(x, "eps", 2.5, &e),
                      CUDAG_ERANGE);
     assert_string_equal(e.message, "eps = 2.5 is above its max 2 (from "
@@ -279,6 +288,46 @@ static void set_var_refuses_values_past_bounds(void **state)
     tok(cudag_exec_set_var_float(x, "eps", 1.5, &e), &e);
     tok(cudag_exec_set_var(x, "A", 4, &e), &e);
     assert_scaled(x, 4.0f, 1.5f);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
+/* A bound over variables computed from others (I = H*2, H = A - 1) names
+ * the define behind them, at load and from cudag_exec_set_var; where the
+ * file alone gives the values, nothing. */
+static void bounds_name_the_define_behind_helpers(void **state)
+{
+    (void)state;
+    static const char yaml[] =
+        "cudag: 1\n"
+        "vars:\n"
+        "  A: {value: 2, min: 1}\n"
+        "  H: A - 1\n"
+        "  I: H*2\n"
+        "  G: {value: 4, max: 4*I}\n"
+        "modules: {m: k.fatbin}\n"
+        "kernels: {scale_f32: {params: [ptr, ptr, f32, i64], pdl: true}}\n"
+        "buffers: {x: {type: f32, count: 256, init: random},\n"
+        "          y: {type: f32, count: 256}}\n"
+        "nodes:\n"
+        "  s: {kernel: scale_f32, grid: 1, block: 256, args: [x, y, A, 256]}\n";
+    expect_error(yaml, (const char *const[]){"A=1", NULL}, CUDAG_ERANGE,
+                 "t.yaml:6:22: error: G = 4 is above its max 4*I = 0 (from -D "
+                 "A=1)");
+    expect_error(yaml, (const char *const[]){"A=1", "G=3", NULL}, CUDAG_ERANGE,
+                 "t.yaml:6:22: error: G = 3 is above its max 4*I = 0 (from -D "
+                 "G=3 and -D A=1)");
+    expect_error("cudag: 1\nvars:\n  A: 1\n  H: A - 1\n  G: {value: 4, max: H}\n",
+                 NULL, CUDAG_ERANGE, "t.yaml:5:22: error: G = 4 is above its max H = 0");
+    cudag_error e;
+    cudag_graph *g;
+    cudag_exec *x;
+    instantiate(yaml, &g, &x);
+    set_var_refused(x, "A", 1,
+                    "t.yaml:6:22: error: G = 4 is above its max 4*I = 0 (from "
+                    "cudag_exec_set_var A=1)");
+    tok(cudag_exec_set_var(x, "A", 3, &e), &e);
     cudag_exec_destroy(x);
     assert_int_equal(fake_live(), 0);
     cudag_graph_destroy(g);
@@ -302,11 +351,9 @@ static void set_var_holds_child_bounds(void **state)
     cudag_graph *g;
     cudag_exec *x;
     instantiate(yaml, &g, &x);
-    assert_int_equal(cudag_exec_set_var(x, "P", 2048, &e), CUDAG_ERANGE);
-    char got[1024];
-    cudag_error_format(&e, got, sizeof got);
-    assert_string_equal(got, "../inc/child_bounded.yaml:4:32: error: N = 2048 "
-                             "is above its max 1024");
+    set_var_refused(x, "P", 2048,
+                    "../inc/child_bounded.yaml:4:32: error: N = 2048 is above "
+                    "its max 1024");
     assert_int_equal(cudag_exec_set_var(x, "P", 300, &e), CUDAG_ERANGE);
     assert_string_equal(e.message, "K = N*2 = 600 is not a multiple of 16");
     /* The child still scales its 512 elements (K of P = 256). */
@@ -538,6 +585,7 @@ int main(void)
         cmocka_unit_test(bounds_one_mistake_one_error),
         cmocka_unit_test(bounds_hold_in_child_files),
         cmocka_unit_test(set_var_refuses_values_past_bounds),
+        cmocka_unit_test(bounds_name_the_define_behind_helpers),
         cmocka_unit_test(set_var_holds_child_bounds),
         cmocka_unit_test(llama_graphs_state_the_kernels_limits),
         cmocka_unit_test(llama_step_states_them_for_any_parent),

@@ -73,19 +73,50 @@ cudag__define *cudag__find_define(cudag__lower *lw, const char *name)
     return NULL;
 }
 
-/* What behind() looks for (latest: see there) and what it found so far. */
+/* What behind() looks for (latest and deep: see there) and what it found so
+ * far. */
 typedef struct behind_scan {
     cudag__lower *lw;
     bool latest;
+    unsigned deep; /* variables' values still to follow, one inside another */
     const cudag__define *found;
 } behind_scan;
+
+/* The value the graph's own files write for its variable `name` (the entry
+ * at the variable's place: not one of the same name that lost to it), or
+ * NULL: none, or inside a child file, whose variables are not the graph's. */
+static const cudag__doc *written_value(cudag__lower *lw, const char *name)
+{
+    uint32_t x = lw->nchild ? CUDAG__NONE : cudag__find_var(lw->g, name);
+    if (x == CUDAG__NONE)
+        return NULL;
+    const cudag__pos at = lw->g->vars[x].pos;
+    for (uint32_t i = 0; i < lw->src->nfiles; i++) {
+        const cudag__doc *vars = cudag__doc_get(lw->src->files[i].root, "vars");
+        for (uint32_t j = 0; vars && vars->type == CUDAG__DOC_MAP && j < vars->n; j++) {
+            const cudag__doc *k = vars->items[2 * j];
+            if (k->pos.file == at.file && k->pos.line == at.line && k->pos.col == at.col)
+                return cudag__var_entry_value(vars->items[2 * j + 1]);
+        }
+    }
+    return NULL;
+}
 
 static bool behind_name(void *ctx, const char *name)
 {
     behind_scan *bs = ctx;
     const cudag__define *df = cudag__find_define(bs->lw, name);
-    if (!df || !df->used)
-        return false;
+    if (!df || !df->used) {
+        /* No define of its own: one behind the value it is computed from
+         * (HD behind AO: min(1, 16 % (HD/8))), so far as deep goes. */
+        const cudag__doc *v = bs->deep ? written_value(bs->lw, name) : NULL;
+        if (!v || v->type != CUDAG__DOC_SCALAR)
+            return false;
+        bs->deep--;
+        bool stop = cudag__each_name(v->str, v->len, behind_name, bs);
+        bs->deep++;
+        return stop;
+    }
     if (!bs->found || (bs->latest && df->call && df > bs->found))
         bs->found = df;
     return !bs->latest;
@@ -93,11 +124,13 @@ static bool behind_name(void *ctx, const char *name)
 
 /* The define behind v: of the first variable it names that a -D set; or
  * (latest) where one of them was set by cudag_exec_set_var, the one given
- * last of those. */
+ * last of those.  deep > 0 follows a variable no define set into its own
+ * value, that many levels (a bound's message names the -D behind a helper
+ * variable); 0 keeps to the names v writes. */
 static const cudag__define *behind(cudag__lower *lw, const cudag__doc *v,
-                                   bool latest)
+                                   bool latest, unsigned deep)
 {
-    behind_scan bs = {lw, latest, NULL};
+    behind_scan bs = {lw, latest, deep, NULL};
     if (v->type == CUDAG__DOC_SCALAR)
         cudag__each_name(v->str, v->len, behind_name, &bs);
     return bs.found;
@@ -110,7 +143,7 @@ static const cudag__define *behind(cudag__lower *lw, const cudag__doc *v,
 const cudag__define *cudag__define_behind(cudag__lower *lw,
                                           const cudag__doc *v)
 {
-    return behind(lw, v, false);
+    return behind(lw, v, false, 0);
 }
 
 static const char *const top_keys[] = {
@@ -238,6 +271,10 @@ static int eval_define(cudag__lower *lw, const cudag__define *df,
     return CUDAG_OK;
 }
 
+/* How many variables, one computed from another, a bound's message follows
+ * to the define behind them. */
+enum { HELPERS = 8 };
+
 /* "-D B=17", or "cudag_exec_set_var B=17", into buf. */
 static const char *origin(char *buf, size_t cap, const cudag__define *df)
 {
@@ -270,7 +307,7 @@ static int bounds(cudag__lower *lw, const cudag__doc *k, const cudag__doc *v,
     for (int j = 0; j < 4 && v->type == CUDAG__DOC_MAP; j++) {
         const cudag__doc *x = cudag__doc_get(v, cudag__var_entry_keys[j]);
         const cudag__define *by = j == 0 && df ? df
-                                  : x ? behind(lw, x, true)
+                                  : x ? behind(lw, x, true, HELPERS)
                                       : NULL;
         b.why[j] = by ? origin(why[j], sizeof why[j], by) : NULL;
     }
