@@ -18,15 +18,22 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Loads yaml (as t.yaml) with defines (NULL-terminated, or NULL); returns
- * the status, the diagnostics in *d and the error in *e. */
-static int load_with(const char *yaml, const char *const *defines, tdiag *d,
-                     cudag_error *e, cudag_graph **g)
+/* Loads yaml as the file `name` with defines (NULL-terminated, or NULL);
+ * returns the status, the diagnostics in *d and the error in *e. */
+static int load_named(const char *name, const char *yaml, const char *const *defines,
+                      tdiag *d, cudag_error *e, cudag_graph **g)
 {
     memset(d, 0, sizeof *d);
     cudag_options o = topts(d, defines);
     *g = NULL;
-    return tload_opts(yaml, "t.yaml", &o, g, e);
+    return tload_opts(yaml, name, &o, g, e);
+}
+
+/* ... as t.yaml, in the current directory. */
+static int load_with(const char *yaml, const char *const *defines, tdiag *d,
+                     cudag_error *e, cudag_graph **g)
+{
+    return load_named("t.yaml", yaml, defines, d, e, g);
 }
 
 /* Asserts that yaml with defines fails with `code`, one error, formatted
@@ -47,16 +54,22 @@ static void expect_error(const char *yaml, const char *const *defines,
     assert_int_equal(cudag__alloc_live(), live);
 }
 
-static void load_ok(const char *yaml, const char *const *defines)
+/* Asserts that yaml, as the file `name`, loads with defines. */
+static void load_ok_as(const char *name, const char *yaml, const char *const *defines)
 {
     tdiag d;
     cudag_error e;
     cudag_graph *g;
-    int rc = load_with(yaml, defines, &d, &e, &g);
+    int rc = load_named(name, yaml, defines, &d, &e, &g);
     if (rc != CUDAG_OK)
         print_error("%s", d.text);
     assert_int_equal(rc, CUDAG_OK);
     cudag_graph_destroy(g);
+}
+
+static void load_ok(const char *yaml, const char *const *defines)
+{
+    load_ok_as("t.yaml", yaml, defines);
 }
 
 static const char vars_yaml[] =
@@ -494,28 +507,11 @@ static void parent_refuses(const char *parent, const char *const *defines,
     tdiag d;
     cudag_error e;
     cudag_graph *g;
-    cudag_options o = topts(&d, defines);
-    memset(&d, 0, sizeof d);
-    assert_int_equal(tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e),
+    assert_int_equal(load_named(tsrc("graphs/t.yaml"), parent, defines, &d, &e, &g),
                      CUDAG_ERANGE);
     assert_null(g);
     assert_int_equal(d.nerr, 1);
     assert_string_equal(d.text, want);
-}
-
-/* ... and loads. */
-static void parent_loads(const char *parent, const char *const *defines)
-{
-    tdiag d;
-    cudag_error e;
-    cudag_graph *g;
-    cudag_options o = topts(&d, defines);
-    memset(&d, 0, sizeof d);
-    int rc = tload_opts(parent, tsrc("graphs/t.yaml"), &o, &g, &e);
-    if (rc != CUDAG_OK)
-        print_error("%s", d.text);
-    assert_int_equal(rc, CUDAG_OK);
-    cudag_graph_destroy(g);
 }
 
 /* graphs/llama/step.yaml states the same limits for any parent: one that
@@ -539,7 +535,7 @@ static void llama_step_states_them_for_any_parent(void **state)
              "%s:4:17: note: in child graph '%s' of node 'step'\n",
              step, tsrc("graphs/t.yaml"), step);
     parent_refuses(parent, (const char *const[]){"PB=17", NULL}, want);
-    parent_loads(parent, (const char *const[]){"PB=1", NULL});
+    load_ok_as(tsrc("graphs/t.yaml"), parent, (const char *const[]){"PB=1", NULL});
 }
 
 /* A parent that gives the step an attention kernel its heads cannot take
@@ -574,7 +570,7 @@ static void llama_step_refuses_a_wrong_attention_kernel(void **state)
                  cases[i].defines[1][3], step);
         parent_refuses(parent, cases[i].defines, want);
     }
-    parent_loads(parent, (const char *const[]){"PA=1", NULL});
+    load_ok_as(tsrc("graphs/t.yaml"), parent, (const char *const[]){"PA=1", NULL});
 }
 
 int main(void)

@@ -442,12 +442,12 @@ static void check_step(const float *lg, int gt, refstate *st, int at, int row)
 }
 
 /* The last layer's attention of the step just run at position t, for each
- * of nb sequences, again on
- * the CPU (the reference's attend) from the GPU's own q and cache: every
- * output written and within a bf16 rounding of it.  The logits cannot show a split of a few positions
- * lost or counted twice out of thousands (their tolerance is the bf16
- * flips carried through the layers); the attention's output, from the same
- * inputs, does: such a split moves it by percents. */
+ * of nb sequences, again on the CPU (the reference's attend) from the GPU's
+ * own q and cache: every output written and within a bf16 rounding of it.
+ * The logits cannot show a split of a few positions lost or counted twice
+ * out of thousands (their tolerance is the bf16 flips carried through the
+ * layers); the attention's output, from the same inputs, does: such a split
+ * moves it by percents. */
 static void check_attention(cudag_exec *x, int t, int nb)
 {
     const int G = NH / NKV, n = t + 1;
@@ -962,7 +962,7 @@ static void generate_equals_the_step_replayed(void **state)
 {
     (void)state;
     static const char *const units[] = {"U=1", "U=2", "U=4"};
-    for (int u = 0; u < 3; u++)
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
         for (int pass = 0; pass < 2; pass++) {
             const int eos = pass ? tokens[2] : -1;
             char eosdef[32], what[96];

@@ -1,9 +1,9 @@
 /* test_gpu_llama_limits.c — what the Llama kernels cannot do is refused,
  * twice over, for three limits (and each attention kernel traps on another's
- * heads, below): a batch of 17 rows, one more than the batch
- * GEMV kernels hold sums for; splits longer (S = 32) than the positions an
- * attention block's shared memory holds (AR = 16); and 16 query heads per kv
- * head, where the attention holds 8.
+ * heads, below): a batch of 17 rows, one more than the batch GEMV kernels
+ * hold sums for; splits longer (S = 32) than the positions an attention
+ * block's shared memory holds (AR = 16); and 16 query heads per kv head,
+ * where the attention holds 8.
  *   (a) graphs/llama_decode.yaml (at test_gpu_llama's small shape) refuses
  *       each at load, at its bound in graphs/llama/buffers.yaml, with
  *       CUDAG_ERANGE and the bound's message, before the driver is asked;
