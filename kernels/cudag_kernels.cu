@@ -291,20 +291,24 @@ LL_HEAD(LL_CFG_HEAD, llama_head_bf16, ll_run1)
 LL_HEAD(LL_CFG_HEAD, llama_head_batch_bf16, ll_runb)
 
 /* The attention three times (llama.cuh, LlAttn): batch 1's, the batch one,
- * and the one for heads of no power of two chunks of 8. */
-#define LL_ATTN(MODE, NAME)                                                    \
+ * and the one for heads of no power of two chunks of 8; then the first two
+ * again compiled for heads of 64 alone (HDT). */
+#define LL_ATTN(MODE, NAME) LL_ATTN_HD(MODE, 0, NAME)
+#define LL_ATTN_HD(MODE, HDT, NAME)                                            \
     KERNEL_LL NAME(const bf16 *q, const bf16 *kcache, const bf16 *vcache,     \
                    const int *pos, float *part, int *cnt, bf16 *out, int B,   \
                    int NH, int NKV, int HD, int CTX, int S, const bf16 *pf0,  \
                    const bf16 *pf1, int pfn)                                  \
     {                                                                          \
-        const LlAttn<MODE> k{q,  kcache, vcache, pos, part, cnt, out, B,       \
-                            NH, NKV,    HD,     CTX, S,    pf0, pf1, pfn};    \
+        const LlAttn<MODE, HDT> k{q,  kcache, vcache, pos, part, cnt, out, B,  \
+                                 NH, NKV, HD,     CTX,    S,   pf0, pf1, pfn}; \
         k.run();                                                               \
     }
 LL_ATTN(LL_A1, llama_attn_bf16)
 LL_ATTN(LL_AB, llama_attn_batch_bf16)
 LL_ATTN(LL_AODD, llama_attn_odd_bf16)
+LL_ATTN_HD(LL_A1, 64, llama_attn64_bf16)
+LL_ATTN_HD(LL_AB, 64, llama_attn_batch64_bf16)
 
 KERNEL llama_argmax_bf16(const bf16 *logits, int *part, int *cnt, int *tok,
                          int *pos, int B, int V)

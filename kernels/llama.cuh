@@ -1194,10 +1194,16 @@ struct LlTcSums {
  *           of two (HD 24, 40, ..., 96: Phi-3's), on the CUDA cores, their
  *           lane groups wider than a row.  In one kernel with the others,
  *           that code pushed HD 64 and 128 into spills (20-40 bytes, the 1B
- *           step 2-4 % slower, H100 2026-11-27). */
+ *           step 2-4 % slower, H100 2026-11-27).
+ * HDT = 64 compiles LL_A1 and LL_AB for heads of 64 alone
+ * (llama_attn64_bf16, llama_attn_batch64_bf16; valid() traps on others):
+ * the tensor cores' path at HD 128 and the CUDA cores' path are left out,
+ * half the code (97 -> 51 KB, 118 -> 52 KB of SASS), the same registers
+ * and arithmetic.  1B at KV 128: batch 1 1 028 -> 1 013 us a step, batch 8
+ * 1 472 -> 1 457 (H100, 2026-11-27, A/B in one call, each twice). */
 enum { LL_A1, LL_AB, LL_AODD };
 
-template <int MODE> struct LlAttn {
+template <int MODE, int HDT = 0> struct LlAttn {
     static constexpr bool ODD = MODE == LL_AODD, ACC = MODE == LL_AB;
     const bf16 *q, *kc, *vc;
     const int *pos;
@@ -1312,6 +1318,8 @@ template <int MODE> struct LlAttn {
      * cores' (warps_cc). */
     __device__ __forceinline__ bool tc() const
     {
+        if (HDT == 64)
+            return true;
         return !ODD && (HD == 64 || (HD == 128 && blockDim.x >= 64));
     }
 
@@ -1626,7 +1634,7 @@ template <int MODE> struct LlAttn {
     {
         /* the warps, or units of warps, whose sums are merged */
         int nw = blockDim.x >> 5;
-        if (tc() && HD == 64)
+        if (HDT == 64 || (tc() && HD == 64))
             nw = warps_tc<64, false>(a, t0, t1, nullptr);
         else if (tc())
             nw = warps_tc<128, false>(a, t0, t1, nullptr);
@@ -1763,7 +1771,7 @@ template <int MODE> struct LlAttn {
         first_stage(a, b, kv, xs, p, n, per, false);
         for (int e = tid; e < G * HD; e += blockDim.x)
             a.sq[e] = __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
-        if (ACC && tc() && HD == 64)
+        if (ACC && (HDT == 64 || (tc() && HD == 64)))
             splits_kept<64>(a, b, kv, xs, nblk, n, per, nact);
         else if (ACC && tc())
             splits_kept<128>(a, b, kv, xs, nblk, n, per, nact);
@@ -1853,7 +1861,8 @@ template <int MODE> struct LlAttn {
     __device__ __forceinline__ bool valid(int R) const
     {
         const int lpp = HD / 8;
-        return NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 && S >= 1 && S <= R &&
+        return (HDT == 0 || HD == HDT) && NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 &&
+               S >= 1 && S <= R &&
                blockDim.x % 32 == 0 && blockDim.x <= 32 * LL_AW &&
                ((lpp & (lpp - 1)) != 0) == ODD;
     }

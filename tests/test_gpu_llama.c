@@ -503,12 +503,20 @@ static void expect_kernels(const cudag_graph *g, bool batch, const char *res,
 {
     static const char *const base[] = {"llama_qkv", "llama_gateup",
                                        "llama_res", "llama_head", "llama_attn"};
-    static const char *const forms[] = {"", "_batch", "_m2", "_odd"};
+    static const char *const forms[] = {"", "_batch", "_m2", "_odd", "64", "_batch64"};
     char *dot = NULL;
     cudag_error e;
     gpu_ok(cudag_dot(g, 0, &dot, &e), &e, "dot");
+    /* heads of 64 take the attention kernels compiled for them alone */
+    cudag_value hd;
+    const long hv = cudag_graph_find_var(g, "HD");
+    assert_true(hv >= 0);
+    assert_int_equal(cudag_graph_var(g, (size_t)hv, &hd), 0);
+    char attn64[16];
+    snprintf(attn64, sizeof attn64, "%s64", attn);
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-        const char *want = i == 4 ? attn : res && i == 2 ? res : batch ? "_batch" : "";
+        const char *want = i == 4 ? (hd.i == 64 ? attn64 : attn)
+                                  : res && i == 2 ? res : batch ? "_batch" : "";
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
             char name[64];
             snprintf(name, sizeof name, "\\n%s%s_bf16\\n", base[i], forms[f]);
