@@ -568,23 +568,27 @@ static void llama_step_refuses_a_wrong_attention_kernel(void **state)
         "nodes:\n"
         "  step: {graph: llama/step.yaml, vars: {HD: PH, AK: PA}}\n"
         "vars: {PH: 64, PA: 0}\n";
+    /* the bounds' lines: AK's own (min) and the next (max) */
     static const struct {
-        const char *defines[3], *error;
+        const char *defines[3];
+        int below_ak;
+        const char *error;
     } cases[] = {
-        {{"PH=96", "PA=0", NULL},
-         "82:57: error: AK = 0 is below its min 2*min(1, 16 % (HD/8)) = 2\n"},
-        {{"PH=64", "PA=2", NULL},
-         "83:13: error: AK = 2 is above its max 1 + min(1, 16 % (HD/8)) = "
+        {{"PH=96", "PA=0", NULL}, 0,
+         "57: error: AK = 0 is below its min 2*min(1, 16 % (HD/8)) = 2\n"},
+        {{"PH=64", "PA=2", NULL}, 1,
+         "13: error: AK = 2 is above its max 1 + min(1, 16 % (HD/8)) = "
          "1\n"},
     };
     char step[1024]; /* tsrc's buffers rotate */
     snprintf(step, sizeof step, "%s", tsrc("graphs/llama/step.yaml"));
+    const int ak = file_line(step, "  AK:");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char want[8192];
         snprintf(want, sizeof want,
-                 "%s:%s%s:4:53: note: node 'step' gives AK = %c to child "
+                 "%s:%d:%s%s:4:53: note: node 'step' gives AK = %c to child "
                  "graph '%s'\n",
-                 step, cases[i].error, tsrc("graphs/t.yaml"),
+                 step, ak + cases[i].below_ak, cases[i].error, tsrc("graphs/t.yaml"),
                  cases[i].defines[1][3], step);
         parent_refuses(parent, cases[i].defines, want);
     }

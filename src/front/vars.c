@@ -82,6 +82,11 @@ typedef struct behind_scan {
     const cudag__define *found;
 } behind_scan;
 
+static bool same_pos(cudag__pos a, cudag__pos b)
+{
+    return a.file == b.file && a.line == b.line && a.col == b.col;
+}
+
 /* The value the graph's own files write for its variable `name` (the entry
  * at the variable's place: not one of the same name that lost to it), or
  * NULL: none, or inside a child file, whose variables are not the graph's. */
@@ -95,7 +100,7 @@ static const cudag__doc *written_value(cudag__lower *lw, const char *name)
         const cudag__doc *vars = cudag__doc_get(lw->src->files[i].root, "vars");
         for (uint32_t j = 0; vars && vars->type == CUDAG__DOC_MAP && j < vars->n; j++) {
             const cudag__doc *k = vars->items[2 * j];
-            if (k->pos.file == at.file && k->pos.line == at.line && k->pos.col == at.col)
+            if (same_pos(k->pos, at))
                 return cudag__var_entry_value(vars->items[2 * j + 1]);
         }
     }
@@ -382,8 +387,7 @@ static void file_bounds(cudag__lower *lw, const cudag__file *f, cudag__map *out)
         /* The variable of this entry, not one of the same name declared
          * before it (reported as a duplicate). */
         const cudag__var *var = &lw->g->vars[x];
-        if (var->pos.file != k->pos.file || var->pos.line != k->pos.line ||
-            var->pos.col != k->pos.col)
+        if (!same_pos(var->pos, k->pos))
             continue;
         const cudag__define *df =
             var->overridden ? cudag__find_define(lw, k->str) : NULL;
