@@ -309,6 +309,7 @@ LL_ATTN(LL_AB, llama_attn_batch_bf16)
 LL_ATTN(LL_AODD, llama_attn_odd_bf16)
 LL_ATTN_HD(LL_A1, 64, llama_attn64_bf16)
 LL_ATTN_HD(LL_AB, 64, llama_attn_batch64_bf16)
+LL_ATTN_HD(LL_A1, 128, llama_attn128_bf16)
 
 KERNEL llama_argmax_bf16(const bf16 *logits, int *part, int *cnt, int *tok,
                          int *pos, int B, int V)

@@ -1116,12 +1116,20 @@ template <bool RES> struct LlRows {
 #define LL_AW 8 /* warps of an attention block (its most threads: 32 * LL_AW) */
 #define LL_AJ 4 /* positions a lane group scores before it updates its softmax */
 /* The most positions one block takes whole (no partials, no combine), when
- * its room holds them.  Past 128 the blocks' splits and their combine are
- * faster than one block's warps walking the cache: 1B at KV 160-255 1 111 -
- * 1 125 us a step with one block up to 256, 1 101 - 1 111 with this, the
- * same at KV 128, and the device loop from 128 (positions 128-255) 1 127
- * -> 1 111 us a token (H100, 2026-11-26, A/B in one call, each twice). */
+ * its room holds them.  On the CUDA cores past 128 the blocks' splits and
+ * their combine are faster than one block's warps walking the cache: 1B at
+ * KV 160-255 1 111 - 1 125 us a step with one block up to 256, 1 101 -
+ * 1 111 with this, the same at KV 128, and the device loop from 128
+ * (positions 128-255) 1 127 -> 1 111 us a token (H100, 2026-11-26, A/B in
+ * one call, each twice).  The tensor cores score 16 positions an mma, and
+ * there one block's 8 warps take 256 faster than splits and their combine:
+ * 1B batch 1 at KV 128 1 003.5 - 1 007.8 -> 992.7 - 994.5 us a step, at
+ * KV 200 1 019.5 - 1 021.2 -> 994.0 - 994.4; batch 8 at KV 128 1 450.8 -
+ * 1 451.8 -> 1 423.3 - 1 425.8, at KV 200 1 452.4 - 1 453.0 -> 1 422.0 -
+ * 1 425.4, KV 1 024 unchanged (H100, 2026-11-27, A/B in one call, each
+ * twice).  At HD 128 the room (AR 128) holds no more than 128. */
 #define LL_ONE 128
+#define LL_ONE_TC 256
 
 /* Partials: per (b, head, split) HD floats of o (relative to its max), then
  * the max and the sum of exponentials; cdiv(CTX, S) splits of room per
@@ -1129,7 +1137,8 @@ template <bool RES> struct LlRows {
  * for every length); the split length is chosen from pos at run time.  A
  * block holds one split's keys and values in the node's dynamic shared
  * memory (R positions: its bytes over HD * 4, at most LL_MAXS), so a cache
- * of up to R positions, and at most LL_ONE, is one split of one block,
+ * of up to R positions, and at most LL_ONE (LL_ONE_TC on the tensor
+ * cores), is one split of one block,
  * written straight to out: no partials, no counter, no combine (each an L2
  * round trip on the critical path).  Longer caches take the fewest
  * positions that let the grid cover 0..pos in one pass, at least S (so the
@@ -1200,7 +1209,11 @@ struct LlTcSums {
  * the tensor cores' path at HD 128 and the CUDA cores' path are left out,
  * half the code (97 -> 51 KB, 118 -> 52 KB of SASS), the same registers
  * and arithmetic.  1B at KV 128: batch 1 1 028 -> 1 013 us a step, batch 8
- * 1 472 -> 1 457 (H100, 2026-11-27, A/B in one call, each twice). */
+ * 1 472 -> 1 457 (H100, 2026-11-27, A/B in one call, each twice).
+ * HDT = 128 compiles LL_A1 for heads of 128 in blocks of two warps or more
+ * (llama_attn128_bf16, 114 registers): there, and at HDT 64, a split of
+ * one chunk is stored from one warp's registers (warps_tc), which in the
+ * kernel for every head size spilled 4 bytes and gained nothing. */
 enum { LL_A1, LL_AB, LL_AODD };
 
 template <int MODE, int HDT = 0> struct LlAttn {
@@ -1320,6 +1333,8 @@ template <int MODE, int HDT = 0> struct LlAttn {
     {
         if (HDT == 64)
             return true;
+        if (HDT == 128)
+            return blockDim.x >= 64;
         return !ODD && (HD == 64 || (HD == 128 && blockDim.x >= 64));
     }
 
@@ -1491,17 +1506,22 @@ template <int MODE, int HDT = 0> struct LlAttn {
      * bf16 P alone errs by 2^-9 of each weight).  Unit u's max, sum and
      * output go where warp u's go on the CUDA cores; returns nu.  With
      * KEEP they go on from *keep, and back into it (store_tc writes them
-     * out once the block's splits are done). */
+     * out once the block's splits are done).  Without, a split of one
+     * chunk (n <= 16: unit 0 alone has positions) goes from unit 0's
+     * registers straight to out, or to partial `slot` of (b, kv), and it
+     * returns 0: no merge (merge would read the others' empty sums and
+     * give the same bits). */
     template <int HDC, bool KEEP>
     __device__ __forceinline__ int warps_tc(const LlAttnSmem &a, int t0, int t1,
-                                            LlTcSums *keep) const
+                                            LlTcSums *keep, int b = 0, int kv = 0,
+                                            int slot = 0, bool whole = false) const
     {
         constexpr int WPC = HDC / 64, NK = HDC / 16;
         const int G = NH / NKV;
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         const int nu = (blockDim.x >> 5) / WPC, u = warp / WPC, half = warp % WPC;
         const int gid = lane >> 2, tig = lane & 3; /* the mma's row, column pair */
-        const int n = t1 - t0, nchunk = u < nu ? (n + 15) >> 4 : 0;
+        const int n = t1 - t0, nchunk_all = (n + 15) >> 4, nchunk = u < nu ? nchunk_all : 0;
         const float scale = 1.0f / sqrtf((float)HD);
         /* Q as the A operand, per 16 columns: rows gid (zero past G).  Held
          * in registers at HD 64; at 128 they and an unrolled loop over K
@@ -1591,6 +1611,30 @@ template <int MODE, int HDT = 0> struct LlAttn {
         }
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
+        if (HDT != 0 && n <= 16) {
+            if (u == 0 && gid < G) {
+                const long long row = (long long)b * NH + kv * G + gid;
+                const int col = 64 * half + 2 * tig;
+                if (whole) {
+                    /* one division (16, each its slow path's call, spilled
+                     * llama_attn_bf16): within an ulp of merge's O / L */
+                    const float rl = 1.0f / l;
+                    bf16 *op = out + row * HD + col;
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        *reinterpret_cast<__nv_bfloat162 *>(op + j * 8) =
+                            __floats2bfloat162_rn(o[j][0] * rl, o[j][1] * rl);
+                } else {
+                    float *pp = part + (row * ((CTX + S - 1) / S) + slot) * (HD + 2);
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        *reinterpret_cast<float2 *>(pp + col + j * 8) = make_float2(o[j][0], o[j][1]);
+                    if (half == 0 && tig == 0)
+                        pp[HD] = m, pp[HD + 1] = l;
+                }
+            }
+            return 0;
+        }
         if (u < nu && gid < G) {
             float *so = a.so + (u * G + gid) * HD + 64 * half + 2 * tig;
 #pragma unroll
@@ -1599,7 +1643,7 @@ template <int MODE, int HDT = 0> struct LlAttn {
             if (half == 0 && tig == 0)
                 a.sm[u * G + gid] = m, a.sl[u * G + gid] = l;
         }
-        return nu;
+        return HDT != 0 && nchunk_all < nu ? nchunk_all : nu;
     }
 
     /* The warps' sums of warps_tc into so, sm and sl: unit u's where warp
@@ -1628,19 +1672,27 @@ template <int MODE, int HDT = 0> struct LlAttn {
 
     /* Split `split` of (b, kv) over positions [t0, t1), staged in ks and vs,
      * into its partial, or, when it is the whole of 0..pos, straight into
-     * out: each warp's sums, then the warps' merged. */
+     * out: each warp's sums, then the warps' merged.  On the tensor cores
+     * only the units that had positions are merged (unit u takes chunks u,
+     * u + nu, ...), and a split of one chunk is stored by warps_tc itself:
+     * the merge is on the step's critical path, 1.0-1.1 us a layer for 8
+     * warps' sums, 6 of them empty, at 26 positions (globaltimer, H100,
+     * 2026-11-27), and at KV 128 the 8B step's 129 positions (past the
+     * room's 128 at HD 128) are 9 splits of one chunk. */
     __device__ __forceinline__ void split_part(const LlAttnSmem &a, int b, int kv, int split,
                                                int t0, int t1, bool whole) const
     {
         /* the warps, or units of warps, whose sums are merged */
         int nw = blockDim.x >> 5;
-        if (HDT == 64 || (tc() && HD == 64))
-            nw = warps_tc<64, false>(a, t0, t1, nullptr);
-        else if (tc())
-            nw = warps_tc<128, false>(a, t0, t1, nullptr);
+        if (HDT == 64 || (HDT == 0 && tc() && HD == 64))
+            nw = warps_tc<64, false>(a, t0, t1, nullptr, b, kv, split, whole);
+        else if (HDT == 128 || tc())
+            nw = warps_tc<128, false>(a, t0, t1, nullptr, b, kv, split, whole);
         else
             warps_cc(a, t0, t1);
-        __syncthreads();
+        __syncthreads(); /* the sums are in so, sm and sl, or the room is free */
+        if (HDT != 0 && nw == 0)
+            return;
         merge(a, b, kv, split, nw, whole);
     }
 
@@ -1686,16 +1738,17 @@ template <int MODE, int HDT = 0> struct LlAttn {
 
     /* Positions 0..n-1 this step attends to (p: pos[0]), in nact splits of
      * per positions for nblk blocks per (b, kv): all in one split when they
-     * fit a block's room R and are at most LL_ONE; else a multiple of 16 in
-     * [S, R], the fewest that cover n in one pass of the blocks.  A split is
-     * on the step's critical path, so shorter ones are faster (S 16: 9 of 16
+     * fit a block's room R and are at most LL_ONE (LL_ONE_TC on the tensor
+     * cores); else a multiple of 16 in [S, R], the fewest that cover n in
+     * one pass of the blocks.  A split is on the step's critical path, so
+     * shorter ones are faster (S 16: 9 of 16
      * at KV 128 took the 1B step 1 077 -> 1 052 us against 3 of 64); half
      * the blocks with longer splits lost past KV 1 024 (+53 us at 4 096). */
     __device__ __forceinline__ void layout(int p, int nblk, int R, int &n, int &per,
                                            int &nact) const
     {
         n = p + 1 < CTX ? p + 1 : CTX;
-        if (n <= R && n <= LL_ONE) {
+        if (n <= R && n <= (tc() ? LL_ONE_TC : LL_ONE)) {
             per = n, nact = 1;
             return;
         }
@@ -1771,9 +1824,9 @@ template <int MODE, int HDT = 0> struct LlAttn {
         first_stage(a, b, kv, xs, p, n, per, false);
         for (int e = tid; e < G * HD; e += blockDim.x)
             a.sq[e] = __bfloat162float(q[((long long)b * NH + kv * G) * HD + e]);
-        if (ACC && (HDT == 64 || (tc() && HD == 64)))
+        if (ACC && (HDT == 64 || (HDT == 0 && tc() && HD == 64)))
             splits_kept<64>(a, b, kv, xs, nblk, n, per, nact);
-        else if (ACC && tc())
+        else if (ACC && (HDT == 128 || tc()))
             splits_kept<128>(a, b, kv, xs, nblk, n, per, nact);
         else
             for (int split = xs; split < nact; split += nblk) {
@@ -1861,7 +1914,7 @@ template <int MODE, int HDT = 0> struct LlAttn {
     __device__ __forceinline__ bool valid(int R) const
     {
         const int lpp = HD / 8;
-        return (HDT == 0 || HD == HDT) && NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 &&
+        return (HDT == 0 || (HD == HDT && (HDT != 128 || blockDim.x >= 64))) && NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 &&
                S >= 1 && S <= R &&
                blockDim.x % 32 == 0 && blockDim.x <= 32 * LL_AW &&
                ((lpp & (lpp - 1)) != 0) == ODD;

@@ -141,7 +141,9 @@ static void llama_picks_its_kernels_by_shape(void **state)
  * AK, A64): heads of 1, 2, 4, 8 or 16 chunks of 8 elements take
  * llama_attn_bf16 at batch 1 and llama_attn_batch_bf16 past it (or at batch
  * 1 with the batch GEMVs, KB=1), heads of 64 the same two compiled for
- * them alone (llama_attn64_bf16, llama_attn_batch64_bf16), every other
+ * them alone (llama_attn64_bf16, llama_attn_batch64_bf16), heads of 128 at
+ * batch 1 llama_attn_bf16 compiled for them alone (llama_attn128_bf16,
+ * A128: with blocks of two warps or more, as the graphs' are), every other
  * multiple of 8 up to 128 llama_attn_odd_bf16 (lane groups wider than a
  * row), in every layer of both Llama graphs; each kernel traps on another's
  * heads (a -D AK that picks one of those is refused at load: test_bounds). */
@@ -153,7 +155,7 @@ static void llama_picks_its_attention_by_head_size(void **state)
     static const char *const batches[] = {"B=1", "B=2", "B=11", "KB=1"};
     static const char *const names[] = {"llama_attn_bf16", "llama_attn_batch_bf16",
                                         "llama_attn_odd_bf16", "llama_attn64_bf16",
-                                        "llama_attn_batch64_bf16"};
+                                        "llama_attn_batch64_bf16", "llama_attn128_bf16"};
     for (size_t f = 0; f < 2; f++)
         for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
             for (int hd = 8; hd <= 128; hd += 8) {
@@ -162,7 +164,10 @@ static void llama_picks_its_attention_by_head_size(void **state)
                 const char *d[] = {"L=3", "NH=4", "NKV=2", hds, batches[b], NULL};
                 char *dot = dot_of(files[f], d);
                 const bool odd = 16 % (hd / 8) != 0;
-                const size_t want = odd ? 2 : (b > 0) + (hd == 64 ? 3 : 0);
+                const size_t want = odd         ? 2
+                                    : hd == 64  ? 3 + (b > 0)
+                                    : hd == 128 ? (b > 0 ? 1 : 5)
+                                                : (b > 0);
                 for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
                     if (launches(dot, names[k]) != (k == want ? 3 : 0))
                         fail_msg("%s at HD %d, %s: %d %s, expected %s", files[f], hd,

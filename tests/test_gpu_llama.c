@@ -503,7 +503,7 @@ static void expect_kernels(const cudag_graph *g, bool batch, const char *res,
 {
     static const char *const base[] = {"llama_qkv", "llama_gateup",
                                        "llama_res", "llama_head", "llama_attn"};
-    static const char *const forms[] = {"", "_batch", "_m2", "_odd", "64", "_batch64"};
+    static const char *const forms[] = {"", "_batch", "_m2", "_odd", "64", "_batch64", "128"};
     char *dot = NULL;
     cudag_error e;
     gpu_ok(cudag_dot(g, 0, &dot, &e), &e, "dot");
@@ -512,10 +512,17 @@ static void expect_kernels(const cudag_graph *g, bool batch, const char *res,
     const long hv = cudag_graph_find_var(g, "HD");
     assert_true(hv >= 0);
     assert_int_equal(cudag_graph_var(g, (size_t)hv, &hd), 0);
+    /* and heads of 128 batch 1's (AK 0) compiled for them alone, in
+     * blocks of two warps or more (A128 in step.yaml) */
+    cudag_value ab;
+    const long av = cudag_graph_find_var(g, "AB");
+    assert_true(av >= 0);
+    assert_int_equal(cudag_graph_var(g, (size_t)av, &ab), 0);
     char attn64[16];
-    snprintf(attn64, sizeof attn64, "%s64", attn);
+    snprintf(attn64, sizeof attn64, "%s%d", attn, (int)hd.i);
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-        const char *want = i == 4 ? (hd.i == 64 ? attn64 : attn)
+        const char *want = i == 4 ? (hd.i == 64 || (hd.i == 128 && !*attn && ab.i >= 64)
+                                         ? attn64 : attn)
                                   : res && i == 2 ? res : batch ? "_batch" : "";
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
             char name[64];
@@ -624,20 +631,35 @@ static void layout_in(const layout *c, const char *ak, uint64_t *s)
 
 /* Steps from a random position over a random cache, in each layout of the
  * attention (llama.cuh, LlAttn::layout): a cache that fits one block's
- * shared memory (AR positions, by default 16384 / HD) and 128 positions
- * (LL_ONE) is one split; past that, the graph's grid cuts it into splits of
- * at least S (16) combined by the last block (from 129 positions on at HD 64, where
- * the room would hold 256); with 2 blocks per kv head (AS=2) each block takes two splits of up
- * to AR in turn, the second copied in after the wait; with rooms of 16
- * positions, dozens of splits a block, and past 4 096 positions more splits
- * than the combine holds in shared memory at HD 64 (its other path). */
+ * shared memory (AR positions, by default 16384 / HD) and at most LL_ONE
+ * positions is one split: 128 on the CUDA cores (heads other than 64 and
+ * 128, or blocks of one warp at 128), 256 on the tensor cores
+ * (LL_ONE_TC), which at HD 64 the room holds and at 128 (AR 128) it does
+ * not.  Past that, the graph's grid cuts it into splits of at least S (16)
+ * combined by the last block: in the kernels compiled for one head size
+ * (batch 1's at HD 64 and 128), a split of one chunk stored from one
+ * warp's registers; with 24 and 8 blocks per kv head, splits of a few
+ * chunks (the warps without positions left out of the merge); with 2
+ * blocks per kv head (AS=2) each block takes two splits of up to AR in
+ * turn, the second copied in after the wait; with rooms of 16 positions,
+ * dozens of splits a block, and past 4 096 positions more splits than the
+ * combine holds in shared memory at HD 64 (its other path). */
 static void attention_layouts(uint64_t *s)
 {
     static const layout cases[] = {
         {100, 120, {NULL}, "one split of one block (the cache fits AR and 128)", false},
-        {130, 250, {NULL}, "past 128 positions, which AR would hold: splits of S, combined",
+        {130, 250, {NULL},
+         "past 128 positions: one block on the tensor cores where AR holds them, else splits "
+         "of S, combined",
          false},
-        {600, MID - LONG_STEPS, {NULL}, "the graph's grid: splits of S, combined", false},
+        {251, 262, {NULL}, "across 256 positions (LL_ONE_TC): one block, then splits of S",
+         false},
+        {600, MID - LONG_STEPS, {NULL},
+         "the graph's grid: splits of S (one chunk each), combined", false},
+        {600, MID - LONG_STEPS, {"AS=24", NULL},
+         "24 blocks per kv head: splits of 2 or 3 chunks, the idle warps not merged", false},
+        {600, MID - LONG_STEPS, {"AS=8", NULL},
+         "8 blocks per kv head: splits of 5 to 8 chunks", false},
         {600, MID - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn",
          false},
         {600, MID - LONG_STEPS, {"AS=2", "AB=32", NULL},

@@ -188,7 +188,8 @@ static void attention_of_16_heads_per_kv_head_is_refused_and_traps(void **state)
  * traps on heads of 64, and the other two trap on heads of 96: a graph that
  * picks wrong fails at replay instead of mixing rows in its shuffles.  The
  * two compiled for heads of 64 alone (AK 3, 4) run there and trap on heads
- * of 32 and 128, which the others take. */
+ * of 32 and 128, which the others take; batch 1's compiled for heads of 128
+ * alone (AK 5) runs on those and traps on heads of 64. */
 static void attention_kernels_trap_on_each_others_heads(void **state)
 {
     (void)state;
@@ -214,6 +215,10 @@ static void attention_kernels_trap_on_each_others_heads(void **state)
                  "unbounded: heads of 32, llama_attn64_bf16");
     expect_traps((const char *const[]){"HD=128", "AK=4", NULL},
                  "unbounded: heads of 128, llama_attn_batch64_bf16");
+    expect_runs(UNBOUNDED, (const char *const[]){"HD=128", "AK=5", NULL},
+                "unbounded: heads of 128, llama_attn128_bf16");
+    expect_traps((const char *const[]){"HD=64", "AK=5", NULL},
+                 "unbounded: heads of 64, llama_attn128_bf16");
 }
 
 int main(void)
