@@ -1628,7 +1628,8 @@ template <int MODE, int HDT = 0> struct LlAttn {
                     float *pp = part + (row * ((CTX + S - 1) / S) + slot) * (HD + 2);
 #pragma unroll
                     for (int j = 0; j < 8; ++j)
-                        *reinterpret_cast<float2 *>(pp + col + j * 8) = make_float2(o[j][0], o[j][1]);
+                        *reinterpret_cast<float2 *>(pp + col + j * 8) =
+                            make_float2(o[j][0], o[j][1]);
                     if (half == 0 && tig == 0)
                         pp[HD] = m, pp[HD + 1] = l;
                 }
@@ -1914,7 +1915,9 @@ template <int MODE, int HDT = 0> struct LlAttn {
     __device__ __forceinline__ bool valid(int R) const
     {
         const int lpp = HD / 8;
-        return (HDT == 0 || (HD == HDT && (HDT != 128 || blockDim.x >= 64))) && NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 &&
+        /* HDT 128 is the tensor cores' path alone, which needs two warps */
+        const bool mine = HDT == 0 || (HD == HDT && (HDT != 128 || blockDim.x >= 64));
+        return mine && NH / NKV <= LL_MAXG && HD <= 128 && HD % 8 == 0 &&
                S >= 1 && S <= R &&
                blockDim.x % 32 == 0 && blockDim.x <= 32 * LL_AW &&
                ((lpp & (lpp - 1)) != 0) == ODD;
