@@ -292,7 +292,8 @@ LL_HEAD(LL_CFG_HEAD, llama_head_batch_bf16, ll_runb)
 
 /* The attention three times (llama.cuh, LlAttn): batch 1's, the batch one,
  * and the one for heads of no power of two chunks of 8; then the first two
- * again compiled for heads of 64 alone (HDT). */
+ * again compiled for heads of 64 alone, and batch 1's for heads of 128
+ * alone (HDT). */
 #define LL_ATTN(MODE, NAME) LL_ATTN_HD(MODE, 0, NAME)
 #define LL_ATTN_HD(MODE, HDT, NAME)                                            \
     KERNEL_LL NAME(const bf16 *q, const bf16 *kcache, const bf16 *vcache,     \

@@ -27,6 +27,17 @@ CUDAG__UNUSED static void gpu_ok(int rc, const cudag_error *e, const char *what)
     }
 }
 
+/* The value of graph g's integer variable `name` (the test fails if it has
+ * none). */
+CUDAG__UNUSED static int64_t gpu_var(const cudag_graph *g, const char *name)
+{
+    const long i = cudag_graph_find_var(g, name);
+    assert_true(i >= 0);
+    cudag_value v;
+    assert_int_equal(cudag_graph_var(g, (size_t)i, &v), CUDAG_OK);
+    return v.i;
+}
+
 static char gpu_kdir[4096];
 
 /* The directory holding the built kernels (cudag_kernels.fatbin and its

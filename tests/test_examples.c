@@ -138,7 +138,7 @@ static void llama_picks_its_kernels_by_shape(void **state)
 }
 
 /* The attention kernel follows the head size and the batch (step.yaml,
- * AK, A64): heads of 1, 2, 4, 8 or 16 chunks of 8 elements take
+ * AK, A64, A128): heads of 1, 2, 4, 8 or 16 chunks of 8 elements take
  * llama_attn_bf16 at batch 1 and llama_attn_batch_bf16 past it (or at batch
  * 1 with the batch GEMVs, KB=1), heads of 64 the same two compiled for
  * them alone (llama_attn64_bf16, llama_attn_batch64_bf16), heads of 128 at

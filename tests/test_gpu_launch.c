@@ -23,22 +23,13 @@
 
 /* ---- graphs/cluster_norm.yaml ------------------------------------------ */
 
-static int64_t var(const cudag_graph *g, const char *name)
-{
-    long i = cudag_graph_find_var(g, name);
-    assert_true(i >= 0);
-    cudag_value v;
-    assert_int_equal(cudag_graph_var(g, (size_t)i, &v), CUDAG_OK);
-    return v.i;
-}
-
 /* x = fma(0.5, u, 0.25) exactly; y = RMSNorm of each row of x · gamma,
  * within 1e-5 of the double-precision reference. */
 static void check_norm(cudag_exec *x, const cudag_graph *g, uint64_t *seed,
                        cudag_replay how, const char *what)
 {
-    size_t rows = (size_t)var(g, "ROWS");
-    size_t width = (size_t)(var(g, "CLUSTER") * var(g, "SLICE"));
+    size_t rows = (size_t)gpu_var(g, "ROWS");
+    size_t width = (size_t)(gpu_var(g, "CLUSTER") * gpu_var(g, "SLICE"));
     size_t n = rows * width;
     float *u = malloc(n * sizeof *u), *gam = malloc(width * sizeof *gam);
     float *wx = malloc(n * sizeof *wx);

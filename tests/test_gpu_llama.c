@@ -507,22 +507,15 @@ static void expect_kernels(const cudag_graph *g, bool batch, const char *res,
     char *dot = NULL;
     cudag_error e;
     gpu_ok(cudag_dot(g, 0, &dot, &e), &e, "dot");
-    /* heads of 64 take the attention kernels compiled for them alone */
-    cudag_value hd;
-    const long hv = cudag_graph_find_var(g, "HD");
-    assert_true(hv >= 0);
-    assert_int_equal(cudag_graph_var(g, (size_t)hv, &hd), 0);
-    /* and heads of 128 batch 1's (AK 0) compiled for them alone, in
-     * blocks of two warps or more (A128 in step.yaml) */
-    cudag_value ab;
-    const long av = cudag_graph_find_var(g, "AB");
-    assert_true(av >= 0);
-    assert_int_equal(cudag_graph_var(g, (size_t)av, &ab), 0);
-    char attn64[16];
-    snprintf(attn64, sizeof attn64, "%s%d", attn, (int)hd.i);
+    /* heads of 64 take the attention kernels compiled for them alone, and
+     * heads of 128 batch 1's (AK 0) compiled for them alone, in blocks of
+     * two warps or more (A128 in step.yaml) */
+    const int64_t hd = gpu_var(g, "HD"), ab = gpu_var(g, "AB");
+    char attn_hd[16];
+    snprintf(attn_hd, sizeof attn_hd, "%s%d", attn, (int)hd);
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-        const char *want = i == 4 ? (hd.i == 64 || (hd.i == 128 && !*attn && ab.i >= 64)
-                                         ? attn64 : attn)
+        const char *want = i == 4 ? (hd == 64 || (hd == 128 && !*attn && ab >= 64)
+                                         ? attn_hd : attn)
                                   : res && i == 2 ? res : batch ? "_batch" : "";
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
             char name[64];
