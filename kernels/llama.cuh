@@ -1130,6 +1130,18 @@ template <bool RES> struct LlRows {
  * twice).  At HD 128 the room (AR 128) holds no more than 128. */
 #define LL_ONE 128
 #define LL_ONE_TC 256
+/* At batch 1 on the tensor cores a split takes no fewer positions than
+ * cover 0..pos in LL_SPLITS_64 splits at HD 64, LL_SPLITS_128 at HD 128
+ * (twice the work a position: more splits pay).  The fewest per split that
+ * fill the grid (33 of 16 at 1B) made every split cost a partial, a merge
+ * and a slot in the combine for one or two chunks of work.  A/B in one
+ * call, each twice (H100, 2026-11-27), us a step: 1B at KV 512 1 042 ->
+ * 1 019 (17 splits: 1 030), 1 024 1 056 -> 1 028 (1 034), 2 048 1 070 ->
+ * 1 054 (1 051), 4 096 1 097 -> 1 085 (1 085), 128 and 8 192 the same;
+ * 8B at KV 512 5 544 -> 5 519 with 17 (9: 5 543), 1 024 5 604 -> 5 555
+ * (9: 5 633), 2 048 5 692 -> 5 671 (both), 128 the same. */
+#define LL_SPLITS_64 9
+#define LL_SPLITS_128 17
 
 /* Partials: per (b, head, split) HD floats of o (relative to its max), then
  * the max and the sum of exponentials; cdiv(CTX, S) splits of room per
@@ -1741,8 +1753,9 @@ template <int MODE, int HDT = 0> struct LlAttn {
      * per positions for nblk blocks per (b, kv): all in one split when they
      * fit a block's room R and are at most LL_ONE (LL_ONE_TC on the tensor
      * cores); else a multiple of 16 in [S, R], the fewest that cover n in
-     * one pass of the blocks.  A split is on the step's critical path, so
-     * shorter ones are faster (S 16: 9 of 16
+     * one pass of the blocks, at batch 1 on the tensor cores at least
+     * n / LL_SPLITS_64 (or _128).  A split is on the step's critical path,
+     * so short ones are faster while their count stays small (S 16: 9 of 16
      * at KV 128 took the 1B step 1 077 -> 1 052 us against 3 of 64); half
      * the blocks with longer splits lost past KV 1 024 (+53 us at 4 096). */
     __device__ __forceinline__ void layout(int p, int nblk, int R, int &n, int &per,
@@ -1753,7 +1766,13 @@ template <int MODE, int HDT = 0> struct LlAttn {
             per = n, nact = 1;
             return;
         }
-        per = ((n + nblk - 1) / nblk + 15) & ~15;
+        int want = (n + nblk - 1) / nblk;
+        if (!ACC && tc()) {
+            const int ns = (HDT ? HDT : HD) > 64 ? LL_SPLITS_128 : LL_SPLITS_64;
+            const int few = (n + ns - 1) / ns;
+            want = few > want ? few : want;
+        }
+        per = (want + 15) & ~15;
         per = per < S ? S : per > R ? R : per;
         /* Blocks that take splits in turn hold two (halves()), a half of
          * the room each: one loads while the other is scored. */

@@ -629,13 +629,17 @@ static void layout_in(const layout *c, const char *ak, uint64_t *s)
  * 128, or blocks of one warp at 128), 256 on the tensor cores
  * (LL_ONE_TC), which at HD 64 the room holds and at 128 (AR 128) it does
  * not.  Past that, the graph's grid cuts it into splits of at least S (16)
- * combined by the last block: in the kernels compiled for one head size
- * (batch 1's at HD 64 and 128), a split of one chunk stored from one
- * warp's registers; with 24 and 8 blocks per kv head, splits of a few
- * chunks (the warps without positions left out of the merge); with 2
- * blocks per kv head (AS=2) each block takes two splits of up to AR in
- * turn, the second copied in after the wait; with rooms of 16 positions,
- * dozens of splits a block, and past 4 096 positions more splits than the
+ * combined by the last block; batch 1's kernel on the tensor cores makes
+ * no more than LL_SPLITS_64 (9) at HD 64 or LL_SPLITS_128 (17) at HD 128,
+ * so at 600 positions splits of 5 or 3 chunks where the batch kernel's are
+ * of one.  In the kernels compiled for one head size (batch 1's at HD 64
+ * and 128) a split of one chunk is stored from one warp's registers (batch
+ * 1 at HD 128 from 129 to 272 positions, and rooms of 16),
+ * and only the warps with positions are merged; with 24 and 8 blocks per
+ * kv head, splits of a few chunks; with 2 blocks per kv head (AS=2) each
+ * block takes two splits of up to AR in turn, the second copied in after
+ * the wait; with rooms of 16 positions, dozens of splits a block (one
+ * chunk each), and past 4 096 positions more splits than the
  * combine holds in shared memory at HD 64 (its other path). */
 static void attention_layouts(uint64_t *s)
 {
@@ -645,12 +649,16 @@ static void attention_layouts(uint64_t *s)
          "past 128 positions: one block on the tensor cores where AR holds them, else splits "
          "of S, combined",
          false},
-        {251, 262, {NULL}, "across 256 positions (LL_ONE_TC): one block, then splits of S",
+        {128, 141, {NULL},
+         "129 to 144 positions: one block at HD 64, splits of one chunk at HD 128", false},
+        {251, 262, {NULL}, "across 256 positions (LL_ONE_TC): one block, then splits",
          false},
         {600, MID - LONG_STEPS, {NULL},
-         "the graph's grid: splits of S (one chunk each), combined", false},
+         "the graph's grid: splits of S, or 9 (HD 64) or 17 (HD 128) in batch 1's kernel, "
+         "combined",
+         false},
         {600, MID - LONG_STEPS, {"AS=24", NULL},
-         "24 blocks per kv head: splits of 2 or 3 chunks, the idle warps not merged", false},
+         "24 blocks per kv head: splits of 2 to 5 chunks, the idle warps not merged", false},
         {600, MID - LONG_STEPS, {"AS=8", NULL},
          "8 blocks per kv head: splits of 5 to 8 chunks", false},
         {600, MID - LONG_STEPS, {"AS=2", NULL}, "2 blocks per kv head, splits of AR in turn",
