@@ -58,3 +58,18 @@ for k in names:
         '%.1f MB' % (b / 1e6) if b else '', '%.0f' % (b / c / 1e3) if b else ''))
 print('sum of medians x count: %.1f us' % tot)
 print('per layer (layers 1..L-1 medians): ' + ', '.join('%s %.2f' % (names[k], st.median(x['c'] for x in rows[k][1:])) for k in (1, 2, 3, 4, 5)))
+# tl2.patch's phase records (kind 10 + k, thread 0 of each GEMV block): the
+# staging after the wait, the first tile's multiply to its sums, its epilogue
+ph = {}
+for k, b, a, m, e in recs:
+    if k > 10:
+        ph.setdefault(k - 10, []).append((a / 1e3, m / 1e3, e / 1e3))
+if ph:
+    print('| kernel | blocks x launches | staging after the wait (median / p90) | multiply to sums | epilogue |')
+    print('| --- | --: | --: | --: | --: |')
+    for k in sorted(ph):
+        v = ph[k]
+        def q(i, f):
+            xs = sorted(x[i] for x in v); return xs[min(len(xs) - 1, int(f * len(xs)))]
+        print('| %s | %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |' % (
+            names.get(k, k), len(v), q(0, .5), q(0, .9), q(1, .5), q(1, .9), q(2, .5), q(2, .9)))
