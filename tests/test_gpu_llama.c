@@ -634,13 +634,13 @@ static void layout_in(const layout *c, const char *ak, uint64_t *s)
  * so at 600 positions splits of 5 or 3 chunks where the batch kernel's are
  * of one.  In the kernels compiled for one head size (batch 1's at HD 64
  * and 128) a split of one chunk is stored from one warp's registers (batch
- * 1 at HD 128 from 129 to 272 positions, and rooms of 16),
- * and only the warps with positions are merged; with 24 and 8 blocks per
- * kv head, splits of a few chunks; with 2 blocks per kv head (AS=2) each
- * block takes two splits of up to AR in turn, the second copied in after
- * the wait; with rooms of 16 positions, dozens of splits a block (one
- * chunk each), and past 4 096 positions more splits than the
- * combine holds in shared memory at HD 64 (its other path). */
+ * 1 at HD 128 from 129 to 272 positions, and rooms of 16), and only the
+ * warps with positions are merged; with 24 and 8 blocks per kv head,
+ * splits of a few chunks; with 2 blocks per kv head (AS=2) each block
+ * takes two splits of up to AR in turn, the second copied in after the
+ * wait; with rooms of 16 positions, dozens of splits a block (one chunk
+ * each), and past 4 096 positions more splits than the combine holds in
+ * shared memory at HD 64 (its other path). */
 static void attention_layouts(uint64_t *s)
 {
     static const layout cases[] = {
