@@ -8,6 +8,9 @@
  *   llama_qkv   RMSNorm(x) -> QKV -> RoPE (llama3 inv_freq) -> q, and k, v
  *               appended to the KV cache at pos; a warp computes rows i and
  *               i + HD/2 of one head, the two halves rotate_half pairs.
+ *               With gather 0 (past the first layer) it reads pos before
+ *               griddepcontrol.wait, as the attention does: pos must come
+ *               from a launch before the one it follows.
  *   llama_gateup RMSNorm(x) -> gate row j and up row j -> silu(g) * u.
  *   llama_res   x += a · Wᵀ (output and down projections, in place on x).
  *   llama_head  RMSNorm(x) -> logits (the LM head, tied to the embedding).
@@ -499,7 +502,9 @@ __device__ __forceinline__ LlAct ll_input(LlAct A, int B, float eps, uint4 g0,
  * Block tiles of G = warps/KS groups x P units; a warp of group rg and K
  * slice kg holds R = 2P rows and loads, per step, U chunks of each
  * (chunk index (s·U + j)·32·KS + kg·32 + lane), into registers indexed by
- * compile-time constants only.  The first step's loads go before
+ * compile-time constants only.  The first step's loads, and body.early of
+ * the warp's first unit (what its epilogue may take from an earlier launch,
+ * passed to body.epi), go before
  * griddepcontrol.wait (PFW); then the dependents are triggered at once, and
  * the rows staged in shared memory where ll_stage_room finds room (the same
  * choice, written inline: through the helpers batch 1's code changed). */
@@ -554,6 +559,7 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
     }
     const bool staged = C::SA > 0 && sa;
     uint4 g0 = make_uint4(0, 0, 0, 0);
+    const typename Body::Early pre = body.early((t * G + rg) * P);
     if (C::PFW) {
         load(cur, t, 0);
         if (staged && A.g && (int)threadIdx.x < nch)
@@ -638,7 +644,7 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
 #pragma unroll
             for (int p = 0; p < P; ++p)
                 if (ub + p < nu)
-                    body.template epi<MB>(ub + p, acc[2 * p], acc[2 * p + 1], B);
+                    body.template epi<MB>(ub + p, acc[2 * p], acc[2 * p + 1], pre);
 #pragma unroll
         for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -769,6 +775,9 @@ __device__ __forceinline__ void ll_gemv_tc(const Body &body, int B, float eps,
     bf16 *const sa = ll_stage_room<C>(A, B, sm);
     load(cur, t, 0); /* weights: before the wait */
     const uint4 g0 = ll_norm_chunk(A, sa);
+    /* (the batch bodies take their epilogues' values after the wait: a
+     * register more held through the loop spilled the batch QKV) */
+    const typename Body::Early pre{};
     pdl_wait();
     pdl_launch_dependents();
     body.prologue();
@@ -841,7 +850,7 @@ __device__ __forceinline__ void ll_gemv_tc(const Body &body, int B, float eps,
                 a0[b] = tc.fin[e];
                 a1[b] = tc.fin[e + 2];
             }
-            body.template epi<8 * NT>(u, a0, a1, B);
+            body.template epi<8 * NT>(u, a0, a1, pre);
         }
     }
 }
@@ -921,6 +930,9 @@ __device__ __forceinline__ float ll_inv_freq(int i, int hd, LlRope p)
 
 /* --- Bodies -------------------------------------------------------------- */
 
+/* A body's early values (Body::early, ll_gemv_grid) where it has none. */
+struct LlNoEarly {};
+
 /* x[b] = emb[tok[b]] (tok clamped to [0, V)), by the calling block. */
 __device__ __forceinline__ void ll_copy_rows(const bf16 *emb, const int *tok, int V,
                                              bf16 *x, int B, int H)
@@ -982,18 +994,54 @@ struct LlQkv {
         r.B = 1;
         return r;
     }
-    template <int MB>
-    __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
-                                        const float (&a1)[MB], int) const
+    /* Unit u's rotation at position t (none for v's rows). */
+    __device__ __forceinline__ void rot(long long u, int t, float &c, float &s) const
     {
         const int half = HD / 2;
         const int hh = (int)(u / half), i = (int)(u % half);
-        const int t = pos[0];
-        float c = 1.0f, s = 0.0f;
+        c = 1.0f, s = 0.0f;
         if (hh < NH + NKV) {
             const float ang = (float)t * ll_inv_freq(i, HD, rope);
             c = bfr(cosf(ang));
             s = bfr(sinf(ang));
+        }
+    }
+    /* pos and unit u's rotation, taken before griddepcontrol.wait.  From the
+     * second layer on (gather 0) pos comes from a launch before the one this
+     * kernel follows (argmax, or the loop's emit, ends the step: the
+     * attention reads it early too), so the epilogue's powf, cosf and sinf
+     * leave the step's critical path; after the sums they took 1.2 us a
+     * layer against 0.1-0.3 for the other GEMVs' epilogues (timeline probe,
+     * H100, 2026-11-27).  The first layer's QKV (gather > 0) may follow the
+     * kernel that writes pos: it reads pos after the wait, in epi. */
+    struct Early {
+        long long u = -1; /* the unit it holds, -1 for none */
+        int t = 0;
+        float c = 1.0f, s = 0.0f;
+    };
+    __device__ __forceinline__ Early early(long long u) const
+    {
+        Early e{};
+        if (gather || u >= units())
+            return e;
+        e.u = u;
+        e.t = pos[0];
+        rot(u, e.t, e.c, e.s);
+        return e;
+    }
+    template <int MB>
+    __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
+                                        const float (&a1)[MB], const Early &e) const
+    {
+        const int half = HD / 2;
+        const int hh = (int)(u / half), i = (int)(u % half);
+        int t;
+        float c, s;
+        if (u == e.u) {
+            t = e.t, c = e.c, s = e.s;
+        } else {
+            t = pos[0];
+            rot(u, t, c, s);
         }
 #pragma unroll
         for (int b = 0; b < MB; ++b) {
@@ -1038,6 +1086,8 @@ struct LlGateUp {
         wr[1] = w + (j + F) * H;
     }
     __device__ __forceinline__ void prologue() const {}
+    typedef LlNoEarly Early;
+    __device__ __forceinline__ Early early(long long) const { return {}; }
     __device__ __forceinline__ LlGateUp at(int b) const
     {
         LlGateUp r = *this;
@@ -1048,7 +1098,7 @@ struct LlGateUp {
     }
     template <int MB>
     __device__ __forceinline__ void epi(long long j, const float (&a0)[MB],
-                                        const float (&a1)[MB], int) const
+                                        const float (&a1)[MB], LlNoEarly) const
     {
 #pragma unroll
         for (int b = 0; b < MB; ++b) {
@@ -1081,6 +1131,8 @@ template <bool RES> struct LlRows {
         wr[1] = w + m1 * K;
     }
     __device__ __forceinline__ void prologue() const {}
+    typedef LlNoEarly Early;
+    __device__ __forceinline__ Early early(long long) const { return {}; }
     __device__ __forceinline__ LlRows at(int b) const
     {
         LlRows r = *this;
@@ -1091,7 +1143,7 @@ template <bool RES> struct LlRows {
     }
     template <int MB>
     __device__ __forceinline__ void epi(long long u, const float (&a0)[MB],
-                                        const float (&a1)[MB], int) const
+                                        const float (&a1)[MB], LlNoEarly) const
     {
 #pragma unroll
         for (int b = 0; b < MB; ++b) {
