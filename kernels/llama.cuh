@@ -2003,7 +2003,7 @@ template <int MODE, int HDT = 0> struct LlAttn {
     {
         extern __shared__ uint4 ll_dyn[];
         const LlAttnSmem a = smem(reinterpret_cast<unsigned char *>(ll_dyn));
-        const int kv = blockIdx.y, b = blockIdx.z, R = a.R;
+        const int b = blockIdx.z, R = a.R;
         /* Too little shared memory for S positions, too many query heads
          * per kv head, heads too long, a block of more than LL_AW warps or
          * of a partial one, or another kernel's heads: the launch fails,
@@ -2013,15 +2013,29 @@ template <int MODE, int HDT = 0> struct LlAttn {
         const int p = pos[0];
         int n, per, nact;
         layout(p, (int)gridDim.x, R, n, per, nact);
-        prefetch_l2(n);
-        if ((int)blockIdx.x >= nact) {
+        /* One split a kv head: its blocks are the grid's first (the GPU
+         * starts them first, some while the QKV before drains).  1B at
+         * KV 128 975 -> 966 us a step, KV 1 024 and 8B unchanged (H100,
+         * 2026-11-27, A/B in one call, each twice); for every split
+         * (nact > 1 too) KV 1 024 was 1.0 % slower.  Not in the kernel for
+         * every head size, where it spilled 32 bytes. */
+        int kv = blockIdx.y, x = blockIdx.x;
+        if (HDT != 0 && nact == 1) {
+            const int lin = blockIdx.y * gridDim.x + blockIdx.x;
+            kv = lin % gridDim.y, x = lin / gridDim.y;
+        }
+        if (x >= nact) {
+            prefetch_l2(n);
             pdl_launch_dependents(); /* nothing upstream is touched */
             return;
         }
-        first_stage(a, b, kv, blockIdx.x, p, n, per, true);
+        /* the split's keys and values first: a bulk prefetch holds the
+         * warp that issues it */
+        first_stage(a, b, kv, x, p, n, per, true);
+        prefetch_l2(n);
         pdl_wait();
         pdl_launch_dependents();
-        finish(a, b, kv, blockIdx.x, (int)gridDim.x, p, n, per, nact);
+        finish(a, b, kv, x, (int)gridDim.x, p, n, per, nact);
     }
 };
 
