@@ -502,12 +502,12 @@ __device__ __forceinline__ LlAct ll_input(LlAct A, int B, float eps, uint4 g0,
  * Block tiles of G = warps/KS groups x P units; a warp of group rg and K
  * slice kg holds R = 2P rows and loads, per step, U chunks of each
  * (chunk index (s·U + j)·32·KS + kg·32 + lane), into registers indexed by
- * compile-time constants only.  The first step's loads, and body.early of
- * the warp's first unit (what its epilogue may take from an earlier launch,
- * passed to body.epi), go before
- * griddepcontrol.wait (PFW); then the dependents are triggered at once, and
- * the rows staged in shared memory where ll_stage_room finds room (the same
- * choice, written inline: through the helpers batch 1's code changed). */
+ * compile-time constants only.  The first step's loads go before
+ * griddepcontrol.wait (PFW), and after them body.early of the warp's first
+ * unit (what its epilogue may take from an earlier launch, passed to
+ * body.epi); then the dependents are triggered at once, and the rows
+ * staged in shared memory where ll_stage_room finds room (the same choice,
+ * written inline: through the helpers batch 1's code changed). */
 template <class C, int P, int MB, int U, bool DB, class Body>
 __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
                                              LlSmem<C> &sm)
@@ -1998,7 +1998,9 @@ template <int MODE, int HDT = 0> struct LlAttn {
     }
 
     /* The kernels llama_attn_bf16, llama_attn_batch_bf16 and
-     * llama_attn_odd_bf16: block (x, kv, b) is slot x of gridDim.x. */
+     * llama_attn_odd_bf16: block (x, kv, b) is slot x of gridDim.x of kv
+     * head kv, or, where each kv head takes one split, the grid's blocks in
+     * order are the kv heads' slots 0 first. */
     __device__ __forceinline__ void run() const
     {
         extern __shared__ uint4 ll_dyn[];
