@@ -9,6 +9,8 @@ For the manifest (cudag_kernels.yaml) against the sm_90 PTX:
     griddepcontrol.launch_dependents; a kernel declared without it contains
     no wait; no kernel uses non-coherent loads (ld.global.nc, i.e. __ldg or
     const __restrict__), which could be hoisted above the wait;
+  * (SASS) the Llama GEMVs' first global load is a weight's, before the
+    wait;
   * every bulk-copy kernel (module cudag, not util_*, cond_*, jacobi_*,
     llama_*, not *_vec) contains cp.async.bulk, and no *_vec kernel does.
 For legacy.yaml against legacy_sm80.ptx: the kernel exists with its
@@ -210,6 +212,27 @@ def sass_functions(cuobjdump, fatbin, arch):
     return funcs
 
 
+# The Llama GEMVs (kernels/llama.cuh): their first global load in the SASS
+# is a weight's (ld.global.nc.L1::no_allocate: LDG.E.NA), and one comes
+# before ACQBULK.  The weight stream is what a programmatic edge overlaps
+# with the kernel before; anything loaded ahead of it (the QKV's pos and
+# its rotation's math did, until 947df8e) holds the stream back by a round
+# trip.
+LLAMA_GEMV = re.compile(r'^llama_(qkv|gateup|res|head)(_\w+)?_bf16$')
+LDG = re.compile(r'\bLDG(\.[A-Z0-9_]+)*')
+
+
+def check_weights_first(name, body):
+    first = LDG.search(body)
+    wait = body.find('ACQBULK')
+    if not first or not first.group(0).startswith('LDG.E.NA'):
+        fail(f'{name}: its first global load in the sm_90 SASS is '
+             f'{first.group(0) if first else "none"}, not a weight load (LDG.E.NA)')
+    elif wait < 0 or first.start() > wait:
+        fail(f'{name}: no weight load before ACQBULK (griddepcontrol.wait) '
+             'in its sm_90 SASS')
+
+
 def check_sass(cuobjdump, fatbin, kernels):
     f90 = sass_functions(cuobjdump, fatbin, 'sm_90')
     f80 = sass_functions(cuobjdump, fatbin, 'sm_80')
@@ -226,6 +249,8 @@ def check_sass(cuobjdump, fatbin, kernels):
             fail(f'{name}: declared pdl: true, but its sm_90 SASS lacks '
                  + ('ACQBULK (griddepcontrol.wait)' if 'ACQBULK' not in body
                     else 'PREEXIT (griddepcontrol.launch_dependents)'))
+        if LLAMA_GEMV.match(name):
+            check_weights_first(name, body)
         if is_bulk_kernel(name) and 'UBLKCP' not in body:
             fail(f'{name}: a bulk-copy kernel without UBLKCP (cp.async.bulk) '
                  'in its sm_90 SASS')
