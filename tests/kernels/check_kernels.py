@@ -219,7 +219,7 @@ def sass_functions(cuobjdump, fatbin, arch):
 # its rotation's math did, until 947df8e) holds the stream back by a round
 # trip.
 LLAMA_GEMV = re.compile(r'^llama_(qkv|gateup|res|head)(_\w+)?_bf16$')
-LDG = re.compile(r'\bLDG(\.[A-Z0-9_]+)*')
+LDG = re.compile(r'\bLDG(STS)?\b(\.[A-Z0-9_]+)*')  # a global load, or cp.async's
 
 
 def check_weights_first(name, body):
