@@ -295,7 +295,11 @@ typedef LlCfg<1, 4, 2, 2, 512, 2, 16384, true, false> LlCfgKs2w16M2;
 
 /* The configuration of each GEMV kernel: one line to change after a sweep
  * (then the block and grid of the kernel in graphs/llama/step.yaml: block a
- * multiple of 32·KS and at most THREADS, any grid). */
+ * multiple of 32·KS and at most THREADS, any grid).  In the step, fewer
+ * weight loads before the wait were slower (1B at KV 128: the QKV with 4
+ * chunks a row +41 us, 4 pipelined +22, the gate/up with 2 pipelined +30),
+ * and more were slower for the gate/up (U8: +13-16) and no faster for the
+ * head (U8; H100, 2026-11-27, A/B in one call). */
 #ifndef LL_CFG_QKV
 #define LL_CFG_QKV LlCfgU8B8
 #endif
