@@ -41,9 +41,10 @@
  *               and not every sequence at EOS.
  *
  * Every kernel waits (griddepcontrol.wait) in every thread before touching
- * upstream data, and triggers its dependents right after: the dependents'
- * blocks then prefetch their own weights (llama_attn: the cache below pos)
- * while this grid finishes.  Not a counter the blocks raise in its place:
+ * upstream data.  The GEMVs and the attention trigger their dependents just
+ * before it (LL_EARLY, ll_wait), the kernels that read tok or write tok and
+ * pos right after: the dependents' blocks then prefetch their own weights
+ * (llama_attn: the cache below pos) while this grid finishes.  Not a counter the blocks raise in its place:
  * that made the 1B step 41-52 us slower (H100, 2026-11-27).  Data read
  * after the wait uses plain loads (no __ldg / .nc); only weights use
  * ld.global.nc. */
@@ -56,6 +57,30 @@
 #define LL_MAXB 16 /* batch rows a GEMV accepts */
 #define LL_MAXG 8  /* query heads per kv head */
 #define LL_MAXS 256 /* positions per attention split */
+
+/* LL_EARLY 1: a kernel whose reads before its wait are weights, pos or the
+ * cache below pos triggers its dependents before griddepcontrol.wait, so
+ * the grid after it may launch and land while the grid before this one
+ * still runs (1B step at KV 128 967 -> 961 us, H100 2026-11-27; 8B even).
+ * Such a read is then safe only if a kernel that triggers after its wait
+ * sits between it and the last writer of pos: the step's first kernel (the
+ * gather, tok set) keeps the trigger after its wait, so every later launch
+ * of the step implies that the step before it has completed. */
+#ifndef LL_EARLY
+#define LL_EARLY 1
+#endif
+
+/* griddepcontrol.wait with the dependents triggered before it (early) or
+ * right after it. */
+__device__ __forceinline__ void ll_wait(bool early)
+{
+    early = LL_EARLY && early;
+    if (early)
+        pdl_launch_dependents();
+    pdl_wait();
+    if (!early)
+        pdl_launch_dependents();
+}
 
 /* A weight chunk: read-only for the graph's lifetime, streamed once, so
  * through the non-coherent path without allocating in L1.  volatile keeps
@@ -573,8 +598,7 @@ __device__ __forceinline__ void ll_gemv_grid(const Body &body, int B, float eps,
      * on it held back the weight stream (1B device loop 987 -> 985 us a
      * token, 8B step 5 462 -> 5 447; H100, 2026-11-27) */
     const typename Body::Early pre = body.early((t * G + rg) * P);
-    pdl_wait();
-    pdl_launch_dependents();
+    ll_wait(!A.tok);
     body.prologue();
     if (staged) {
         if (!C::PFW && A.g && (int)threadIdx.x < nch)
@@ -786,8 +810,7 @@ __device__ __forceinline__ void ll_gemv_tc(const Body &body, int B, float eps,
     /* (the batch bodies take their epilogues' values after the wait: a
      * register more held through the loop spilled the batch QKV) */
     const typename Body::Early pre{};
-    pdl_wait();
-    pdl_launch_dependents();
+    ll_wait(!A.tok);
     body.prologue();
     A = ll_input<C>(A, B, eps, g0, sm, sa);
 
@@ -2040,8 +2063,7 @@ template <int MODE, int HDT = 0> struct LlAttn {
          * warp that issues it */
         first_stage(a, b, kv, x, p, n, per, true);
         prefetch_l2(n);
-        pdl_wait();
-        pdl_launch_dependents();
+        ll_wait(true);
         finish(a, b, kv, x, (int)gridDim.x, p, n, per, nact);
     }
 };
