@@ -23,8 +23,9 @@
  *       two kernels' blocks share an SM.
  * REG2  REG with the step's epilogues and no block-wide preamble: qkv, gate/up
  *       and the head RMSNorm x, each warp taking the sum of squares from its
- *       own loads of x and scaling its sums after (HF rounds the normed x to
- *       bf16 first: a real kernel would need x whole before its products);
+ *       own loads of x and scaling its sums after, or (exact norm) as HF
+ *       rounds it: the sum of squares in a pass over x of its own, then each
+ *       chunk normed to bf16 before the products;
  *       o and down add into the hidden row in place; gate/up pairs gate row u
  *       with up row F + u into silu(gate) * up.
  * Each kernel alone is checked against a CPU reference (f64 sums) on random
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(256, 2) gemv_reg(const bf16 *__restrict__ W,
  * (bf16(g * bf16(x * r))): no shared memory, no barrier.  RES: y[r] += sum
  * (in place, the row's one warp, after the wait).  GLU: the warp's rows are
  * gate row u and up row N/2 + u, out silu(gate) * up. */
-template <int TRIG, bool NORM, bool RES, bool GLU>
+template <int TRIG, bool NORM, bool RES, bool GLU, bool EX = false>
 __global__ void __launch_bounds__(256, 2) gemv_reg2(const bf16 *__restrict__ W,
                                                     const bf16 *__restrict__ x,
                                                     const bf16 *__restrict__ g,
@@ -149,7 +150,15 @@ __global__ void __launch_bounds__(256, 2) gemv_reg2(const bf16 *__restrict__ W,
     pdl_wait();
     if (TRIG == 1)
         pdl_launch_dependents();
-    float s[R] = {}, ss = 0.f;
+    float s[R] = {}, ss = 0.f, rs = 1.f;
+    if (NORM && EX) { /* HF's rounding: rms(x) before the products, a pass over x */
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const uint4 v = *(const uint4 *)(x + u * 256 + lane * 8);
+            ss += dot8(v, v);
+        }
+        rs = rsqrtf(wsum(ss) / K + 1e-5f);
+    }
     for (int t = 0; t < nstep; ++t) {
         if (t > 0) {
 #pragma unroll
@@ -166,14 +175,19 @@ __global__ void __launch_bounds__(256, 2) gemv_reg2(const bf16 *__restrict__ W,
         for (int u = 0; u < U; ++u) {
             uint4 xv = *(const uint4 *)(x + t * STEP + u * 256 + lane * 8);
             if (NORM) {
-                ss += dot8(xv, xv);
+                if (!EX)
+                    ss += dot8(xv, xv);
                 const uint4 gv = *(const uint4 *)(g + u * 256 + lane * 8);
                 uint32_t a[4] = {xv.x, xv.y, xv.z, xv.w};
                 const uint32_t b[4] = {gv.x, gv.y, gv.z, gv.w};
 #pragma unroll
                 for (int k = 0; k < 4; ++k) {
-                    const float nlo = __uint_as_float(a[k] << 16) * __uint_as_float(b[k] << 16);
-                    const float nhi = __uint_as_float(a[k] & 0xffff0000u) * __uint_as_float(b[k] & 0xffff0000u);
+                    float lo = __uint_as_float(a[k] << 16), hi = __uint_as_float(a[k] & 0xffff0000u);
+                    if (EX)
+                        lo = __bfloat162float(__float2bfloat16_rn(lo * rs)),
+                        hi = __bfloat162float(__float2bfloat16_rn(hi * rs));
+                    const float nlo = lo * __uint_as_float(b[k] << 16);
+                    const float nhi = hi * __uint_as_float(b[k] & 0xffff0000u);
                     a[k] = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(nlo)) |
                            ((uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(nhi)) << 16);
                 }
@@ -184,8 +198,8 @@ __global__ void __launch_bounds__(256, 2) gemv_reg2(const bf16 *__restrict__ W,
                 s[r] += dot8(w[r][u], xv);
         }
     }
-    if (NORM) {
-        const float rs = rsqrtf(wsum(ss) / K + 1e-5f);
+    if (NORM && !EX) {
+        rs = rsqrtf(wsum(ss) / K + 1e-5f);
         s[0] *= rs, s[1] *= rs;
     }
     const float v0 = wsum(s[0]), v1 = wsum(s[1]);
@@ -575,7 +589,7 @@ int main()
         CK(cudaMalloc(&lg, 128256 * 2));
         CK(cudaMalloc(&gn, 2048 * 2));
         fill<<<8, 256, 0, st>>>(gn, 2048, 7u, 1.f);
-        auto build2 = [&](int trig, bool pdl) {
+        auto build2 = [&](int trig, bool pdl, bool ex) {
             cudaGraph_t gr;
             cudaGraphExec_t ge;
             CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
@@ -586,11 +600,11 @@ int main()
                 bf16 *yo;
                 int nunits = N / 2;
                 switch (s) {
-                case 0: fn = trig ? (void *)gemv_reg2<1, true, false, false> : (void *)gemv_reg2<0, true, false, false>; xi = h; yo = q; break;
+                case 0: fn = ex ? (void *)gemv_reg2<0, true, false, false, true> : trig ? (void *)gemv_reg2<1, true, false, false> : (void *)gemv_reg2<0, true, false, false>; xi = h; yo = q; break;
                 case 1: fn = trig ? (void *)gemv_reg2<1, false, true, false> : (void *)gemv_reg2<0, false, true, false>; xi = q; yo = h; break;
-                case 2: fn = trig ? (void *)gemv_reg2<1, true, false, true> : (void *)gemv_reg2<0, true, false, true>; xi = h; yo = act; break;
+                case 2: fn = ex ? (void *)gemv_reg2<0, true, false, true, true> : trig ? (void *)gemv_reg2<1, true, false, true> : (void *)gemv_reg2<0, true, false, true>; xi = h; yo = act; break;
                 case 3: fn = trig ? (void *)gemv_reg2<1, false, true, false> : (void *)gemv_reg2<0, false, true, false>; xi = act; yo = h; break;
-                default: fn = trig ? (void *)gemv_reg2<1, true, false, false> : (void *)gemv_reg2<0, true, false, false>; xi = h; yo = lg; break;
+                default: fn = ex ? (void *)gemv_reg2<0, true, false, false, true> : trig ? (void *)gemv_reg2<1, true, false, false> : (void *)gemv_reg2<0, true, false, false>; xi = h; yo = lg; break;
                 }
                 cudaLaunchConfig_t c = {};
                 cudaLaunchAttribute a[1];
@@ -610,12 +624,13 @@ int main()
             CK(cudaGraphDestroy(gr));
             return ge;
         };
-        cudaGraphExec_t e[2][2];
-        for (int tr = 0; tr < 2; ++tr)
+        /* tr 2: trigger first, the norm exact (HF's rounding) */
+        cudaGraphExec_t e[3][2];
+        for (int tr = 0; tr < 3; ++tr)
             for (int p = 0; p < 2; ++p)
-                e[tr][p] = build2(tr, p);
+                e[tr][p] = build2(tr == 1, p, tr == 2);
         for (int round = 0; round < 2; ++round)
-            for (int tr = 0; tr < 2; ++tr) {
+            for (int tr = 0; tr < 3; ++tr) {
                 fill<<<8, 256, 0, st>>>(h, 2048, 5u, 1.f);
                 const double tp = run(e[tr][1], 60);
                 fill<<<8, 256, 0, st>>>(h, 2048, 5u, 1.f);
@@ -627,7 +642,7 @@ int main()
                 for (auto v : out)
                     sum = sum * 1000003ull + v;
                 printf("CHAIN2 reg2/%s  pdl %8.1f us  full %8.1f us  (%.3f TB/s read; logits hash %016llx)\n",
-                       tr ? "trig-after" : "trig-first", tp, tf, bytes / tp * 1e-6, sum);
+                       tr == 2 ? "trig-first, exact norm" : tr ? "trig-after" : "trig-first", tp, tf, bytes / tp * 1e-6, sum);
             }
     }
     return 0;
