@@ -10,7 +10,8 @@
  *               i + HD/2 of one head, the two halves rotate_half pairs.
  *               With gather 0 (past the first layer) it reads pos before
  *               griddepcontrol.wait, as the attention does: pos must come
- *               from a launch before the one it follows.
+ *               from a launch before the nearest upstream kernel that
+ *               triggers after its wait (LL_EARLY).
  *   llama_gateup RMSNorm(x) -> gate row j and up row j -> silu(g) * u.
  *   llama_res   x += a · Wᵀ (output and down projections, in place on x).
  *   llama_head  RMSNorm(x) -> logits (the LM head, tied to the embedding).
@@ -44,8 +45,9 @@
  * upstream data.  The GEMVs and the attention trigger their dependents just
  * before it (LL_EARLY, ll_wait), the kernels that read tok or write tok and
  * pos right after: the dependents' blocks then prefetch their own weights
- * (llama_attn: the cache below pos) while this grid finishes.  Not a counter the blocks raise in its place:
- * that made the 1B step 41-52 us slower (H100, 2026-11-27).  Data read
+ * (llama_attn: the cache below pos) while this grid finishes.  Not a
+ * counter the blocks raise in its place: that made the 1B step 41-52 us
+ * slower (H100, 2026-11-27).  Data read
  * after the wait uses plain loads (no __ldg / .nc); only weights use
  * ld.global.nc. */
 #ifndef CUDAG_KERNELS_LLAMA_CUH
@@ -1038,13 +1040,14 @@ struct LlQkv {
         }
     }
     /* pos and unit u's rotation, taken before griddepcontrol.wait.  From the
-     * second layer on (gather 0) pos comes from a launch before the one this
-     * kernel follows (argmax, or the loop's emit, ends the step: the
-     * attention reads it early too), so the epilogue's powf, cosf and sinf
-     * leave the step's critical path; after the sums they took 1.2 us a
-     * layer against 0.1-0.3 for the other GEMVs' epilogues (timeline probe,
-     * H100, 2026-11-27).  The first layer's QKV (gather > 0) may follow the
-     * kernel that writes pos: it reads pos after the wait, in epi. */
+     * second layer on (gather 0) pos comes from a launch before the step's
+     * first kernel, which triggers after its wait (argmax, or the loop's
+     * emit, ends the step: the attention reads it early too; LL_EARLY), so
+     * the epilogue's powf, cosf and sinf leave the step's critical path;
+     * after the sums they took 1.2 us a layer against 0.1-0.3 for the other
+     * GEMVs' epilogues (timeline probe, H100, 2026-11-27).  The first
+     * layer's QKV (gather > 0) may follow the kernel that writes pos: it
+     * reads pos after the wait, in epi. */
     struct Early {
         long long u = -1; /* the unit it holds, -1 for none */
         int t = 0;
