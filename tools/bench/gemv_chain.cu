@@ -70,7 +70,9 @@ __device__ __forceinline__ float wsum(float s)
     return s;
 }
 
-/* ---- REG ---------------------------------------------------------------- */
+/* ---- REG ------------------------------------------------------------------
+ * REG2's body without epilogues, kept as it was measured (REG2's code for
+ * it compiles to other instructions). */
 template <int TRIG>
 __global__ void __launch_bounds__(256, 2) gemv_reg(const bf16 *__restrict__ W,
                                                    const bf16 *__restrict__ x,
@@ -119,13 +121,16 @@ __global__ void __launch_bounds__(256, 2) gemv_reg(const bf16 *__restrict__ W,
     }
 }
 
-
-/* ---- REG2: REG with the step's epilogues, no block-wide preamble ---------
- * NORM: x (K = 2048) is the warp's whole row of chunks, so each warp takes
- * the sum of squares by shuffles and norms its own chunks as HF rounds them
- * (bf16(g * bf16(x * r))): no shared memory, no barrier.  RES: y[r] += sum
- * (in place, the row's one warp, after the wait).  GLU: the warp's rows are
- * gate row u and up row N/2 + u, out silu(gate) * up. */
+/* ---- REG2 -----------------------------------------------------------------
+ * A warp per unit of two rows, a 4 KB slice of each (8 chunks a lane) in
+ * registers, the first slice loaded before griddepcontrol.wait; TRIG 0
+ * triggers the dependents before the wait, 1 after it.  REG2 is REG plus
+ * the step's epilogues with no block-wide preamble.  NORM (K = 2048): each
+ * warp takes x's sum of squares from its own loads and scales its sums
+ * after them (EX: as HF rounds, rms(x) from a pass over x of its own first,
+ * each chunk normed to bf16 before the products).  RES: y[r] += sum, in
+ * place (the row's one warp, after the wait).  GLU: the rows are gate row u
+ * and up row N/2 + u, out silu(gate) * up. */
 template <int TRIG, bool NORM, bool RES, bool GLU, bool EX = false>
 __global__ void __launch_bounds__(256, 2) gemv_reg2(const bf16 *__restrict__ W,
                                                     const bf16 *__restrict__ x,
@@ -168,9 +173,6 @@ __global__ void __launch_bounds__(256, 2) gemv_reg2(const bf16 *__restrict__ W,
                     w[r][u] = live ? ll_ldw(W + row[r] * K + t * STEP + u * 256 + lane * 8)
                                    : make_uint4(0, 0, 0, 0);
         }
-        /* NORM: the probe scales after the sums (W (g x)) / rms(x), the
-         * sum of squares taken from the same loads; HF rounds the normed x
-         * to bf16 first, which would need x whole before the products */
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             uint4 xv = *(const uint4 *)(x + t * STEP + u * 256 + lane * 8);
@@ -349,10 +351,10 @@ struct Var {
 
 static int nsm;
 
-static void launch(const Var &v, const bf16 *W, const bf16 *x, bf16 *y, int s, cudaStream_t st,
-                   bool pdl)
+/* One launch, with the programmatic-serialization attribute when pdl. */
+static void launch_ex(void *fn, int grid, int block, size_t smem, cudaStream_t st, bool pdl,
+                      void **args)
 {
-    const int N = SH[s].N, K = SH[s].K;
     cudaLaunchConfig_t c = {};
     cudaLaunchAttribute a[1];
     a[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -360,17 +362,23 @@ static void launch(const Var &v, const bf16 *W, const bf16 *x, bf16 *y, int s, c
     c.attrs = a;
     c.numAttrs = pdl ? 1 : 0;
     c.stream = st;
-    c.blockDim = dim3(v.block);
+    c.blockDim = dim3(block);
+    c.gridDim = dim3(grid);
+    c.dynamicSmemBytes = smem;
+    CK(cudaLaunchKernelExC(&c, fn, args));
+}
+
+static void launch(const Var &v, const bf16 *W, const bf16 *x, bf16 *y, int s, cudaStream_t st,
+                   bool pdl)
+{
+    int N = SH[s].N, K = SH[s].K;
+    void *args[] = {(void *)&W, (void *)&x, (void *)&y, (void *)&N, (void *)&K};
     if (v.S == 0) {
-        c.gridDim = dim3((N + 15) / 16);
-        c.dynamicSmemBytes = 0;
+        launch_ex(v.fn, (N + 15) / 16, v.block, 0, st, pdl, args);
     } else {
         const int G = nsm * v.bps;
-        c.gridDim = dim3(G);
-        c.dynamicSmemBytes = tma_smem(v.S, K, (N + G - 1) / G);
+        launch_ex(v.fn, G, v.block, tma_smem(v.S, K, (N + G - 1) / G), st, pdl, args);
     }
-    void *args[] = {(void *)&W, (void *)&x, (void *)&y, (void *)&N, (void *)&K};
-    CK(cudaLaunchKernelExC(&c, v.fn, args));
 }
 
 static double median(std::vector<float> t)
@@ -589,46 +597,41 @@ int main()
         CK(cudaMalloc(&lg, 128256 * 2));
         CK(cudaMalloc(&gn, 2048 * 2));
         fill<<<8, 256, 0, st>>>(gn, 2048, 7u, 1.f);
-        auto build2 = [&](int trig, bool pdl, bool ex) {
+        /* per shape: the kernel (column tr: the trigger first, after,
+         * first with the exact norm), its input and its output */
+        void *const fns[5][3] = {
+            {(void *)gemv_reg2<0, true, false, false>, (void *)gemv_reg2<1, true, false, false>,
+             (void *)gemv_reg2<0, true, false, false, true>},
+            {(void *)gemv_reg2<0, false, true, false>, (void *)gemv_reg2<1, false, true, false>,
+             (void *)gemv_reg2<0, false, true, false>},
+            {(void *)gemv_reg2<0, true, false, true>, (void *)gemv_reg2<1, true, false, true>,
+             (void *)gemv_reg2<0, true, false, true, true>},
+            {(void *)gemv_reg2<0, false, true, false>, (void *)gemv_reg2<1, false, true, false>,
+             (void *)gemv_reg2<0, false, true, false>},
+            {(void *)gemv_reg2<0, true, false, false>, (void *)gemv_reg2<1, true, false, false>,
+             (void *)gemv_reg2<0, true, false, false, true>}};
+        const bf16 *const ins[5] = {h, q, h, act, h};
+        bf16 *const outs[5] = {q, h, act, h, lg};
+        auto build2 = [&](int tr, bool pdl) {
             cudaGraph_t gr;
             cudaGraphExec_t ge;
             CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
             for (size_t i = 0; i < chain.size(); ++i) {
-                const int s = chain[i], N = SH[s].N, K = SH[s].K;
-                void *fn;
-                const bf16 *xi;
-                bf16 *yo;
-                int nunits = N / 2;
-                switch (s) {
-                case 0: fn = ex ? (void *)gemv_reg2<0, true, false, false, true> : trig ? (void *)gemv_reg2<1, true, false, false> : (void *)gemv_reg2<0, true, false, false>; xi = h; yo = q; break;
-                case 1: fn = trig ? (void *)gemv_reg2<1, false, true, false> : (void *)gemv_reg2<0, false, true, false>; xi = q; yo = h; break;
-                case 2: fn = ex ? (void *)gemv_reg2<0, true, false, true, true> : trig ? (void *)gemv_reg2<1, true, false, true> : (void *)gemv_reg2<0, true, false, true>; xi = h; yo = act; break;
-                case 3: fn = trig ? (void *)gemv_reg2<1, false, true, false> : (void *)gemv_reg2<0, false, true, false>; xi = act; yo = h; break;
-                default: fn = ex ? (void *)gemv_reg2<0, true, false, false, true> : trig ? (void *)gemv_reg2<1, true, false, false> : (void *)gemv_reg2<0, true, false, false>; xi = h; yo = lg; break;
-                }
-                cudaLaunchConfig_t c = {};
-                cudaLaunchAttribute a[1];
-                a[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                a[0].val.programmaticStreamSerializationAllowed = 1;
-                c.attrs = a;
-                c.numAttrs = pdl && i > 0 ? 1 : 0;
-                c.stream = st;
-                c.blockDim = dim3(256);
-                c.gridDim = dim3((nunits + 7) / 8);
-                const bf16 *Wi = Wp[i];
+                int s = chain[i], N = SH[s].N, K = SH[s].K;
+                const bf16 *Wi = Wp[i], *xi = ins[s];
+                bf16 *yo = outs[s];
                 void *args[] = {(void *)&Wi, (void *)&xi, (void *)&gn, (void *)&yo, (void *)&N, (void *)&K};
-                CK(cudaLaunchKernelExC(&c, fn, args));
+                launch_ex(fns[s][tr], (N / 2 + 7) / 8, 256, 0, st, pdl && i > 0, args);
             }
             CK(cudaStreamEndCapture(st, &gr));
             CK(cudaGraphInstantiate(&ge, gr, 0));
             CK(cudaGraphDestroy(gr));
             return ge;
         };
-        /* tr 2: trigger first, the norm exact (HF's rounding) */
         cudaGraphExec_t e[3][2];
         for (int tr = 0; tr < 3; ++tr)
             for (int p = 0; p < 2; ++p)
-                e[tr][p] = build2(tr == 1, p, tr == 2);
+                e[tr][p] = build2(tr, p);
         for (int round = 0; round < 2; ++round)
             for (int tr = 0; tr < 3; ++tr) {
                 fill<<<8, 256, 0, st>>>(h, 2048, 5u, 1.f);
