@@ -3,7 +3,7 @@
  * give the chain before it is built into the library.
  *
  *   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels tools/bench/gemv_chain.cu -o /tmp/gemv_chain
- *   /tmp/gemv_chain            (exits 2 without a device)
+ *   /tmp/gemv_chain [--cold-norm]   (exits 2 without a device)
  *
  * Chain: 16 x (qkv 3072x2048, o 2048x2048, gate/up 16384x2048, down 2048x8192)
  * + head 128256x2048, each weight its own copy (2.47 GB, so L2 serves none),
@@ -28,6 +28,9 @@
  *       chunk normed to bf16 before the products;
  *       o and down add into the hidden row in place; gate/up pairs gate row u
  *       with up row F + u into silu(gate) * up.
+ * REG2's normed kernels share one norm weight (hot in L1 and L2), or with
+ * --cold-norm each has its own, as each layer of the step has (H100,
+ * 2026-11-28: the chain 11 us slower).
  * Each kernel alone is checked against a CPU reference (f64 sums) on random
  * data, the output poisoned first; every chain variant must give the same
  * argmax (REG, TMA) or the same logits bit for bit (REG2's two triggers). */
@@ -387,8 +390,13 @@ static double median(std::vector<float> t)
     return t[t.size() / 2];
 }
 
-int main()
+int main(int argc, char **argv)
 {
+    const bool cold_norm = argc == 2 && !strcmp(argv[1], "--cold-norm");
+    if (argc > 1 && !cold_norm) {
+        fprintf(stderr, "usage: gemv_chain [--cold-norm]\n");
+        return 1;
+    }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         fprintf(stderr, "gemv_chain: no CUDA device; run it on the GPU machine\n");
@@ -597,6 +605,12 @@ int main()
         CK(cudaMalloc(&lg, 128256 * 2));
         CK(cudaMalloc(&gn, 2048 * 2));
         fill<<<8, 256, 0, st>>>(gn, 2048, 7u, 1.f);
+        std::vector<bf16 *> gns(chain.size(), gn); /* each kernel's norm weight */
+        if (cold_norm)
+            for (auto &p : gns) {
+                CK(cudaMalloc(&p, 2048 * 2));
+                CK(cudaMemcpyAsync(p, gn, 2048 * 2, cudaMemcpyDeviceToDevice, st));
+            }
         /* per shape: the kernel (column tr: the trigger first, after,
          * first with the exact norm), its input and its output */
         void *const fns[5][3] = {
@@ -620,7 +634,8 @@ int main()
                 int s = chain[i], N = SH[s].N, K = SH[s].K;
                 const bf16 *Wi = Wp[i], *xi = ins[s];
                 bf16 *yo = outs[s];
-                void *args[] = {(void *)&Wi, (void *)&xi, (void *)&gn, (void *)&yo, (void *)&N, (void *)&K};
+                const bf16 *gi = gns[i];
+                void *args[] = {(void *)&Wi, (void *)&xi, (void *)&gi, (void *)&yo, (void *)&N, (void *)&K};
                 launch_ex(fns[s][tr], (N / 2 + 7) / 8, 256, 0, st, pdl && i > 0, args);
             }
             CK(cudaStreamEndCapture(st, &gr));
