@@ -2086,8 +2086,7 @@ __device__ __forceinline__ void ll_argmax(const bf16 *logits, int V, int B,
     __shared__ float bv[32];
     __shared__ int bi[32];
     __shared__ bool last;
-    pdl_wait();
-    pdl_launch_dependents();
+    ll_wait(false); /* it writes tok and pos (LL_EARLY) */
     const int b = blockIdx.y, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
     const int nw = (blockDim.x + 31) >> 5;
     auto reduce = [&](float v, int i) {
@@ -2152,8 +2151,7 @@ __device__ __forceinline__ void ll_argmax(const bf16 *logits, int V, int B,
 __device__ __forceinline__ void ll_embed(const bf16 *embed, const int *tok, bf16 *x,
                                          int B, int H, int V)
 {
-    pdl_wait();
-    pdl_launch_dependents();
+    ll_wait(false); /* it reads tok (LL_EARLY) */
     const long long nch = (long long)B * (H / 8);
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < nch;
          c += (long long)gridDim.x * blockDim.x) {
