@@ -552,6 +552,51 @@ static void exec_initialises_buffers_as_declared(void **state)
     cudag_graph_destroy(g);
 }
 
+/* Random contents past one thread's share (init.c fills a stage of 16 MB
+ * over several threads, 1 Mi elements each at least): every element as the
+ * one-thread formula gives it, across stages and uneven last slices, in
+ * 4-byte and 2-byte elements (the slices' offsets scale by the size). */
+static void exec_fills_large_random_buffers_exactly(void **state)
+{
+    (void)state;
+    fake_reset();
+    cudag_graph *g;
+    cudag_error e;
+    tok(cudag_graph_create("big", &g, &e), &e);
+    cudag_init rf = {CUDAG_INIT_RANDOM, 0, -0.5, 0.25, 7};
+    cudag_init rb = {CUDAG_INIT_RANDOM, 0, -0.035, 0.035, 3};
+    /* f32: a stage of 4 Mi elements, then 2 Mi + 3; bf16: one stage of
+     * 2 Mi + 1 */
+    const uint64_t nf = (UINT64_C(4) << 20) + (UINT64_C(2) << 20) + 3;
+    const uint64_t nb = (UINT64_C(2) << 20) + 1;
+    tok(cudag_add_buffer(g, "f", CUDAG_TYPE_F32, nf, &rf, &e), &e);
+    tok(cudag_add_buffer(g, "h", CUDAG_TYPE_BF16, nb, &rb, &e), &e);
+    check(g);
+    cudag_exec *x;
+    tok(cudag_instantiate(g, NULL, &x, &e), &e);
+    float *f = cudag__malloc(nf * sizeof *f);
+    uint16_t *h = cudag__malloc(nb * sizeof *h);
+    assert_non_null(f);
+    assert_non_null(h);
+    tok(cudag_exec_read(x, "f", f, nf * sizeof *f, &e), &e);
+    tok(cudag_exec_read(x, "h", h, nb * sizeof *h, &e), &e);
+    uint64_t bad = 0;
+    for (uint64_t k = 0; k < nf; k++) {
+        double u = (double)(ref_splitmix(7, k) >> 11) * (1.0 / 9007199254740992.0);
+        bad += f[k] != (float)(-0.5 + 0.75 * u);
+    }
+    for (uint64_t k = 0; k < nb; k++) {
+        double u = (double)(ref_splitmix(3, k) >> 11) * (1.0 / 9007199254740992.0);
+        bad += h[k] != (uint16_t)cudag__value_bits(CUDAG_TYPE_BF16, -0.035 + 0.07 * u);
+    }
+    assert_true(bad == 0);
+    cudag__free(f);
+    cudag__free(h);
+    cudag_exec_destroy(x);
+    assert_int_equal(fake_live(), 0);
+    cudag_graph_destroy(g);
+}
+
 static void exec_checks_free_memory_before_allocating(void **state)
 {
     (void)state;
@@ -2239,6 +2284,7 @@ int main(void)
         cmocka_unit_test(build_downgrades_unsafe_programmatic_edges),
         cmocka_unit_test(build_memset_and_memcpy_parameters),
         cmocka_unit_test(exec_initialises_buffers_as_declared),
+        cmocka_unit_test(exec_fills_large_random_buffers_exactly),
         cmocka_unit_test(exec_checks_free_memory_before_allocating),
         cmocka_unit_test(exec_runs_child_graphs_from_files),
         cmocka_unit_test(set_var_lowers_child_files_as_loaded),
