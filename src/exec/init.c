@@ -128,12 +128,18 @@ static void *fill_slice_run(void *arg)
 static void init_fill_threads(const cudag__buffer *b, uint64_t first,
                               uint64_t n, void *out)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t t = cores > 1 ? (uint64_t)cores : 1;
-    if (t > FILL_THREADS)
-        t = FILL_THREADS;
-    if (t > n / FILL_MIN)
-        t = n / FILL_MIN ? n / FILL_MIN : 1;
+    uint64_t t = n / FILL_MIN;
+    /* Most buffers are below two threads' share: no sysconf for them (glibc
+     * reads /sys for it on every call). */
+    if (t > 1) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (t > (uint64_t)(cores > 1 ? cores : 1))
+            t = (uint64_t)(cores > 1 ? cores : 1);
+        if (t > FILL_THREADS)
+            t = FILL_THREADS;
+    } else {
+        t = 1;
+    }
     size_t es = cudag_type_size(b->type);
     uint64_t per = n / t;
     fill_slice s[FILL_THREADS];

@@ -188,6 +188,7 @@ def trace_kernels(prof_json):
 def run(a):
     import tempfile
     import torch
+    from torch.profiler import ProfilerActivity, profile
     sys.path.insert(0, HERE)
     import bench_llama as bl
 
@@ -226,7 +227,6 @@ def run(a):
                 plain = bl.timed(x.launch, a.replays * 5, a.warm, at)["median"]
                 with tempfile.TemporaryDirectory() as td:
                     path = os.path.join(td, "trace.json")
-                    from torch.profiler import ProfilerActivity, profile
                     # Warmed by the replays above: every traced replay is timed.
                     with profile(activities=[ProfilerActivity.CUDA]) as prof:
                         traced = bl.timed(x.launch, a.replays, 0, at)["median"]
